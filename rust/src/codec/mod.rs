@@ -1,0 +1,1 @@
+//! `__consumer_offsets` codec. (Filled in by the codec work.)

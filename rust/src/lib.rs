@@ -1,0 +1,19 @@
+//! groupcoord's Rust core.
+//!
+//! - [`timer`]: a hierarchical timing wheel (Kafka's `TimingWheel`/`SystemTimer` design) driven by
+//!   a caller-supplied clock.
+//! - [`purgatory`]: delayed operations watched under keys (Kafka's `DelayedOperationPurgatory`).
+//! - [`codec`]: the `__consumer_offsets` log format: record batches and the coordinator's records.
+//!
+//! None of these modules depends on Python. The PyO3 bindings live in `python/` behind the
+//! `python` feature, which maturin enables; `cargo test` runs without an interpreter.
+
+pub mod codec;
+pub mod error;
+pub mod purgatory;
+pub mod timer;
+
+#[cfg(feature = "python")]
+mod python;
+
+pub use error::{Error, Result};

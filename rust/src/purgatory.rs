@@ -1,0 +1,1 @@
+//! Delayed-operation purgatory. (Filled in by the purgatory work.)

@@ -1,0 +1,13 @@
+//! The PyO3 bindings: a thin layer over the Python-free core modules.
+
+use pyo3::prelude::*;
+
+mod errors;
+
+/// The compiled module, imported as `groupcoord._native`.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    errors::register(m)?;
+    Ok(())
+}

@@ -1,0 +1,1 @@
+//! Hierarchical timing wheel. (Filled in by the purgatory work.)

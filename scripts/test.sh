@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Every test, from nothing: set-up, Rust unit tests, the typed-stub check, the Python suite,
+# and one smoke run of every benchmark.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/setup.sh
+
+echo "== cargo test (Rust core, no Python)"
+cargo test --release --quiet
+
+echo "== stubtest (the .pyi against the compiled module)"
+.venv/bin/python -m mypy.stubtest groupcoord._native --allowlist .stubtest-allowlist
+
+echo "== pytest"
+.venv/bin/python -m pytest tests "$@"
+
+echo "== benchmarks, smoke size"
+GROUPCOORD_BENCH_SCALE=smoke .venv/bin/python -m pytest benches --benchmark-disable -q -p no:cacheprovider
