@@ -71,6 +71,9 @@ class DelayedOperation:
     completes or expires; on expiry ``on_complete`` runs first, then ``on_expiration``.
     """
 
+    # _bucket is the timer bucket holding the operation while it is pending (else None);
+    # _token its key there, fixed for the operation's life (an operation is in at most one
+    # bucket, and live objects have distinct ids).
     __slots__ = ("_delay_ms", "_completed", "_bucket", "_token", "_expiration", "_purgatory")
 
     _delay_ms: int
@@ -81,11 +84,12 @@ class DelayedOperation:
     _purgatory: Purgatory | None
 
     def __init__(self, delay_ms: int) -> None:
-        self._delay_ms = _int64(delay_ms, "delay_ms")
+        if type(delay_ms) is not int or not _I64_MIN <= delay_ms <= _I64_MAX:
+            delay_ms = _int64(delay_ms, "delay_ms")
+        self._delay_ms = delay_ms
         self._completed = False
         self._bucket = None
-        self._token = 0
-        self._expiration = 0
+        self._token = id(self)
         self._purgatory = None
 
     @property
@@ -136,28 +140,6 @@ class _Deadline(DelayedOperation):
     _key: Hashable
     _callback: Callable[[Hashable], object]
 
-    def on_expiration(self) -> None:
-        purgatory = self._purgatory
-        if purgatory is not None:
-            deadlines = purgatory._deadlines
-            key = self._key
-            if deadlines.get(key) is self:
-                del deadlines[key]
-        self._callback(self._key)
-
-
-class _Wheel:
-    """One overflow level (level 2 and up) of the timing wheel; level 1 lives in the purgatory."""
-
-    __slots__ = ("tick", "interval", "current", "buckets", "expirations")
-
-    def __init__(self, tick: int, start_ms: int) -> None:
-        self.tick = tick
-        self.interval = tick * _WHEEL_SIZE
-        self.current = start_ms - start_ms % tick
-        self.buckets: list[_Bucket] = [{} for _ in range(_WHEEL_SIZE)]
-        self.expirations: list[int] = [-1] * _WHEEL_SIZE
-
 
 class Purgatory:
     """Delayed operations watched under keys, expiring on a hierarchical timing wheel.
@@ -168,9 +150,9 @@ class Purgatory:
     """
 
     __slots__ = (
-        "_name", "_now", "_purge_interval", "_size", "_estimated", "_token", "_shut_down",
-        "_watchers", "_deadlines", "_heap", "_l1_buckets", "_l1_expirations", "_wheels",
-        "_overdue", "_due",
+        "_name", "_now", "_purge_interval", "_size", "_estimated", "_shut_down",
+        "_watchers", "_deadlines", "_heap", "_ticks", "_spans", "_currents", "_buckets",
+        "_bucket_expirations", "_buckets0", "_bucket_expirations0", "_overdue", "_due",
     )
 
     def __init__(
@@ -182,18 +164,32 @@ class Purgatory:
         self._purge_interval = _index(purge_interval)
         self._size = 0
         self._estimated = 0
-        self._token = 0
         self._shut_down = False
         self._watchers: dict[Hashable, list[DelayedOperation]] = {}
         self._deadlines: dict[Hashable, _Deadline] = {}
-        # Heap of (bucket expiration, level, slot); level 0 is the 1 ms wheel.
+        # The wheel, one entry per level (level 0 ticks 1 ms); overflow levels are appended
+        # on demand. Level 0's current time is ``_now`` outside ``advance_clock``; upper levels
+        # catch up lazily (``_catch_up``).
+        self._ticks: list[int] = []
+        self._spans: list[int] = []
+        self._currents: list[int] = []
+        self._buckets: list[list[_Bucket]] = []
+        self._bucket_expirations: list[list[int]] = []
+        self._add_level(_TICK_MS, start_ms)
+        self._buckets0 = self._buckets[0]
+        self._bucket_expirations0 = self._bucket_expirations[0]
+        # Kafka's DelayQueue: (bucket expiration, level, slot) for every queued bucket.
         self._heap: list[tuple[int, int, int]] = []
-        self._l1_buckets: list[_Bucket] = [{} for _ in range(_WHEEL_SIZE)]
-        self._l1_expirations: list[int] = [-1] * _WHEEL_SIZE
-        # _wheels[0] is a placeholder for level 1 so that heap levels index this list.
-        self._wheels: list[_Wheel] = [_Wheel(_TICK_MS, start_ms)]
+        # Buckets of operations added already due, by expiration; and the due chain.
         self._overdue: dict[int, _Bucket] = {}
         self._due: deque[tuple[int, _Bucket]] = deque()
+
+    def _add_level(self, tick: int, start_ms: int) -> None:
+        self._ticks.append(tick)
+        self._spans.append(tick * _WHEEL_SIZE)
+        self._currents.append(start_ms - start_ms % tick)
+        self._buckets.append([{} for _ in range(_WHEEL_SIZE)])
+        self._bucket_expirations.append([-1] * _WHEEL_SIZE)
 
     # --- properties ---------------------------------------------------------------------
 
@@ -208,71 +204,60 @@ class Purgatory:
 
     # --- the timer ------------------------------------------------------------------------
 
-    def _arm(self, op: DelayedOperation, expiration: int) -> None:
-        """Put ``op`` in the bucket for ``expiration`` (Kafka's ``TimingWheel.add``)."""
-        token = self._token = self._token + 1
-        op._token = token
-        op._expiration = expiration
+    def _arm_far(self, op: DelayedOperation, expiration: int) -> None:
+        """Arm ``op`` (not pending) whose expiration is not in level 0's next 19 ms."""
         op._purgatory = self
         self._size += 1
         now = self._now
         if expiration <= now:
-            self._park_overdue(op, token, max(expiration, _I64_MIN))
-        elif expiration < now + _WHEEL_SIZE:
-            slot = expiration % _WHEEL_SIZE
-            bucket = self._l1_buckets[slot]
-            bucket[token] = op
+            if expiration < _I64_MIN:
+                expiration = _I64_MIN
+            op._expiration = expiration
+            bucket = self._overdue.get(expiration)
+            if bucket is None:
+                bucket = self._overdue[expiration] = {}
+            bucket[op._token] = op
             op._bucket = bucket
-            expirations = self._l1_expirations
-            if expirations[slot] != expiration:
-                expirations[slot] = expiration
-                heappush(self._heap, (expiration, 0, slot))
-        else:
-            if expiration > _I64_MAX:
-                op._expiration = expiration = _I64_MAX
-            if self._wheels[0].current != now:
-                # Nothing was due by ``now`` at the last advance_clock, so no cascade moved
-                # the overflow wheels; catch them up so their buckets start after ``now``.
-                self._advance_wheels(now)
-            self._add_upper(op, token, expiration)
+            return
+        if expiration > _I64_MAX:
+            expiration = _I64_MAX
+        op._expiration = expiration
+        if self._currents[0] != now:
+            self._catch_up(now)
+        self._place(op, op._token, expiration, 1)
 
-    def _park_overdue(self, op: DelayedOperation, token: int, expiration: int) -> None:
-        bucket = self._overdue.get(expiration)
-        if bucket is None:
-            bucket = self._overdue[expiration] = {}
+    def _place(self, op: DelayedOperation, token: int, expiration: int, level: int) -> None:
+        """Kafka's ``TimingWheel.add`` from ``level`` up, for ``expiration`` beyond the levels
+        below it."""
+        currents = self._currents
+        spans = self._spans
+        top = len(currents)
+        while level < top and expiration >= currents[level] + spans[level]:
+            level += 1
+        while level == top:
+            self._add_level(spans[top - 1], currents[top - 1])
+            top += 1
+            if expiration >= currents[level] + spans[level]:
+                level += 1
+        tick = self._ticks[level]
+        virtual_id = expiration // tick
+        slot = virtual_id % _WHEEL_SIZE
+        bucket = self._buckets[level][slot]
         bucket[token] = op
         op._bucket = bucket
+        expirations = self._bucket_expirations[level]
+        if expirations[slot] != virtual_id * tick:
+            expirations[slot] = virtual_id * tick
+            heappush(self._heap, (virtual_id * tick, level, slot))
 
-    def _add_upper(self, op: DelayedOperation, token: int, expiration: int) -> None:
-        """Add to the first overflow level whose span covers ``expiration``."""
-        wheels = self._wheels
-        level = 1
-        while True:
-            if level == len(wheels):
-                below = wheels[level - 1]
-                wheels.append(_Wheel(below.interval, below.current))
-            wheel = wheels[level]
-            if expiration < wheel.current + wheel.interval:
-                tick = wheel.tick
-                virtual_id = expiration // tick
-                slot = virtual_id % _WHEEL_SIZE
-                bucket = wheel.buckets[slot]
-                bucket[token] = op
-                op._bucket = bucket
-                bucket_expiration = virtual_id * tick
-                if wheel.expirations[slot] != bucket_expiration:
-                    wheel.expirations[slot] = bucket_expiration
-                    heappush(self._heap, (bucket_expiration, level, slot))
-                return
-            level += 1
-
-    def _advance_wheels(self, time_ms: int) -> None:
-        wheels = self._wheels
-        wheels[0].current = time_ms
-        for i in range(1, len(wheels)):
-            wheel = wheels[i]
-            if time_ms >= wheel.current + wheel.tick:
-                wheel.current = time_ms - time_ms % wheel.tick
+    def _catch_up(self, time_ms: int) -> None:
+        """Kafka's ``TimingWheel.advanceClock`` on every level."""
+        currents = self._currents
+        ticks = self._ticks
+        for level in range(len(currents)):
+            current = time_ms - time_ms % ticks[level]
+            if current > currents[level]:
+                currents[level] = current
 
     def _cascade(self, time_ms: int) -> None:
         """Phase 1 of ``advance_clock``: move everything due by ``time_ms`` to the due chain."""
@@ -284,26 +269,25 @@ class Purgatory:
             due.clear()
             due.extend(chain)
         heap = self._heap
-        l1_buckets = self._l1_buckets
-        l1_expirations = self._l1_expirations
-        wheels = self._wheels
+        all_buckets = self._buckets
+        all_expirations = self._bucket_expirations
+        buckets0 = self._buckets0
+        expirations0 = self._bucket_expirations0
+        place = self._place
         while heap and heap[0][0] <= time_ms:
             bucket_expiration, level, slot = heappop(heap)
-            if level == 0:
-                l1_expirations[slot] = -1
-                bucket = l1_buckets[slot]
-                if bucket:
-                    l1_buckets[slot] = {}
-                    due.append((bucket_expiration, bucket))
-                continue
-            wheel = wheels[level]
-            wheel.expirations[slot] = -1
-            bucket = wheel.buckets[slot]
+            all_expirations[level][slot] = -1
+            level_buckets = all_buckets[level]
+            bucket = level_buckets[slot]
             if not bucket:
                 continue
-            wheel.buckets[slot] = {}
-            self._advance_wheels(bucket_expiration)
+            level_buckets[slot] = {}
+            if level == 0:
+                due.append((bucket_expiration, bucket))
+                continue
+            self._catch_up(bucket_expiration)
             now_due: _Bucket | None = None
+            horizon0 = bucket_expiration + _WHEEL_SIZE
             for token, op in bucket.items():
                 expiration = op._expiration
                 if expiration <= bucket_expiration:
@@ -312,35 +296,43 @@ class Purgatory:
                         due.append((bucket_expiration, now_due))
                     now_due[token] = op
                     op._bucket = now_due
-                elif expiration < bucket_expiration + _WHEEL_SIZE:
-                    slot1 = expiration % _WHEEL_SIZE
-                    target = l1_buckets[slot1]
+                elif expiration < horizon0:
+                    slot0 = expiration % _WHEEL_SIZE
+                    target = buckets0[slot0]
                     target[token] = op
                     op._bucket = target
-                    if l1_expirations[slot1] != expiration:
-                        l1_expirations[slot1] = expiration
-                        heappush(heap, (expiration, 0, slot1))
+                    if expirations0[slot0] != expiration:
+                        expirations0[slot0] = expiration
+                        heappush(heap, (expiration, 0, slot0))
                 else:
-                    self._add_upper(op, token, expiration)
-        self._advance_wheels(time_ms)
+                    place(op, token, expiration, 1)
+        self._catch_up(time_ms)
 
     def _expire_due(self) -> int:
         """Phase 2 of ``advance_clock``: expire the due chain in order, running callbacks."""
         due = self._due
+        deadlines = self._deadlines
         expired = 0
         while due:
             head = due[0]
             bucket = head[1]
+            pop = bucket.pop
             for token in list(bucket):
-                op = bucket.pop(token, None)
+                op = pop(token, None)
                 if op is None:
                     continue
                 op._bucket = None
                 self._size -= 1
                 op._completed = True
                 expired += 1
-                op.on_complete()
-                op.on_expiration()
+                if type(op) is _Deadline:
+                    key = op._key
+                    if deadlines.get(key) is op:
+                        del deadlines[key]
+                    op._callback(key)
+                else:
+                    op.on_complete()
+                    op.on_expiration()
             if due and due[0] is head:
                 due.popleft()
         return expired
@@ -370,7 +362,8 @@ class Purgatory:
                 "operation must be a DelayedOperation whose __init__ ran, "
                 f"not {type(operation).__name__}"
             ) from None
-        keys = keys if type(keys) is tuple else tuple(keys)
+        if type(keys) is not tuple:
+            keys = tuple(keys)
         if not keys:
             raise ValueError("keys must not be empty")
         for key in keys:
@@ -387,8 +380,31 @@ class Purgatory:
         self._estimated += 1
         if operation.try_complete():
             return True
-        if not operation._completed:
-            self._arm(operation, self._now + operation._delay_ms)
+        if operation._completed:
+            return False
+        now = self._now
+        expiration = now + operation._delay_ms
+        if now < expiration < now + _WHEEL_SIZE:
+            operation._purgatory = self
+            operation._expiration = expiration
+            self._size += 1
+            slot = expiration % _WHEEL_SIZE
+            bucket = self._buckets0[slot]
+            bucket[operation._token] = operation
+            operation._bucket = bucket
+            expirations = self._bucket_expirations0
+            if expirations[slot] != expiration:
+                expirations[slot] = expiration
+                heappush(self._heap, (expiration, 0, slot))
+        elif now < expiration <= _I64_MAX:
+            operation._purgatory = self
+            operation._expiration = expiration
+            self._size += 1
+            if self._currents[0] != now:
+                self._catch_up(now)
+            self._place(operation, operation._token, expiration, 1)
+        else:
+            self._arm_far(operation, expiration)
         return False
 
     def check_and_complete(self, key: Hashable) -> int:
@@ -420,27 +436,46 @@ class Purgatory:
         Returns how many were completed (0 or 1)."""
         if self._shut_down:
             raise RuntimeError(f"purgatory {self._name!r} is shut down")
-        if type(delay_ms) is not int:
-            delay_ms = _index(delay_ms)
-        if not _I64_MIN <= delay_ms <= _I64_MAX:
-            raise OverflowError(f"delay_ms {delay_ms} does not fit in a signed 64-bit integer")
-        deadlines = self._deadlines
-        deadline = deadlines.get(key)
-        completed = 0
+        if type(delay_ms) is not int or not _I64_MIN <= delay_ms <= _I64_MAX:
+            delay_ms = _int64(delay_ms, "delay_ms")
+        deadline = self._deadlines.get(key)
         if deadline is not None:
-            bucket = deadline._bucket
-            if bucket is not None:
-                del bucket[deadline._token]
-                self._size -= 1
+            # Complete the pending deadline and re-arm the same object for the new one.
+            del deadline._bucket[deadline._token]  # type: ignore[union-attr]
+            self._size -= 1
             completed = 1
         else:
             deadline = _Deadline.__new__(_Deadline)
-            deadline._delay_ms = delay_ms
+            deadline._completed = False
+            deadline._token = id(deadline)
             deadline._key = key
-            deadlines[key] = deadline
-        deadline._completed = False
+            self._deadlines[key] = deadline
+            completed = 0
+        deadline._delay_ms = delay_ms
         deadline._callback = on_expiration
-        self._arm(deadline, self._now + delay_ms)
+        now = self._now
+        expiration = now + delay_ms
+        if now < expiration < now + _WHEEL_SIZE:
+            deadline._purgatory = self
+            deadline._expiration = expiration
+            self._size += 1
+            slot = expiration % _WHEEL_SIZE
+            bucket = self._buckets0[slot]
+            bucket[deadline._token] = deadline
+            deadline._bucket = bucket
+            expirations = self._bucket_expirations0
+            if expirations[slot] != expiration:
+                expirations[slot] = expiration
+                heappush(self._heap, (expiration, 0, slot))
+        elif now < expiration <= _I64_MAX:
+            deadline._purgatory = self
+            deadline._expiration = expiration
+            self._size += 1
+            if self._currents[0] != now:
+                self._catch_up(now)
+            self._place(deadline, deadline._token, expiration, 1)
+        else:
+            self._arm_far(deadline, expiration)
         return completed
 
     def complete_deadline(self, key: Hashable) -> bool:
@@ -450,11 +485,7 @@ class Purgatory:
         if deadline is None:
             return False
         deadline._completed = True
-        bucket = deadline._bucket
-        if bucket is not None:
-            del bucket[deadline._token]
-            deadline._bucket = None
-            self._size -= 1
+        self._disarm(deadline)
         return True
 
     def cancel_for_key(self, key: Hashable) -> list[DelayedOperation]:
@@ -483,10 +514,8 @@ class Purgatory:
         """Move the clock to ``now_ms`` (never backwards) and expire every operation due by
         then. Returns how many expired. Also purges completed operations from watcher lists
         when more than ``purge_interval`` have accumulated (Kafka's rule)."""
-        if type(now_ms) is not int:
-            now_ms = _index(now_ms)
-        if not _I64_MIN <= now_ms <= _I64_MAX:
-            raise OverflowError(f"now_ms {now_ms} does not fit in a signed 64-bit integer")
+        if type(now_ms) is not int or not _I64_MIN <= now_ms <= _I64_MAX:
+            now_ms = _int64(now_ms, "now_ms")
         if now_ms > self._now:
             self._now = now_ms
         heap = self._heap
@@ -512,9 +541,10 @@ class Purgatory:
         """When the next operation is due, or None if nothing is pending.
 
         As Kafka's ``DelayQueue``, this is the expiration of the earliest non-empty bucket:
-        exact for a level-1 bucket (1 ms), the start of the bucket's range for a coarser one,
-        so it is never later than the earliest expiration. Waking then and calling
-        ``advance_clock`` cascades the bucket into finer ones; the next answer is finer.
+        exact for a level-0 bucket (1 ms), the start of the bucket's range for a coarser one,
+        so it is never later than the earliest expiration, and after ``advance_clock`` it is
+        later than ``now_ms``. Waking then and calling ``advance_clock`` cascades the bucket
+        into finer ones; the next answer is finer.
         """
         best: int | None = None
         for expiration, bucket in self._due:
@@ -527,18 +557,11 @@ class Purgatory:
         if best is not None:
             return best
         heap = self._heap
-        wheels = self._wheels
         while heap:
             expiration, level, slot = heap[0]
-            if level == 0:
-                if self._l1_buckets[slot]:
-                    return expiration
-                self._l1_expirations[slot] = -1
-            else:
-                wheel = wheels[level]
-                if wheel.buckets[slot]:
-                    return expiration
-                wheel.expirations[slot] = -1
+            if self._buckets[level][slot]:
+                return expiration
+            self._bucket_expirations[level][slot] = -1
             heappop(heap)
         return None
 
@@ -554,10 +577,10 @@ class Purgatory:
     def shutdown(self) -> None:
         """Cancel everything without running callbacks; later additions raise RuntimeError."""
         self._shut_down = True
-        buckets: list[_Bucket] = [*self._l1_buckets, *(b for _, b in self._due)]
+        buckets: list[_Bucket] = [b for _, b in self._due]
         buckets.extend(self._overdue.values())
-        for wheel in self._wheels[1:]:
-            buckets.extend(wheel.buckets)
+        for level_buckets in self._buckets:
+            buckets.extend(level_buckets)
         for bucket in buckets:
             for op in bucket.values():
                 op._bucket = None
@@ -565,9 +588,8 @@ class Purgatory:
         self._due.clear()
         self._overdue.clear()
         self._heap.clear()
-        self._l1_expirations[:] = [-1] * _WHEEL_SIZE
-        for wheel in self._wheels[1:]:
-            wheel.expirations[:] = [-1] * _WHEEL_SIZE
+        for expirations in self._bucket_expirations:
+            expirations[:] = [-1] * _WHEEL_SIZE
         self._watchers.clear()
         self._deadlines.clear()
         self._size = 0
