@@ -66,7 +66,7 @@ def fake_operation_class(base: Any, completions: list[int]) -> Any:
     """Kafka's ``FakeOperation``: no condition of its own (``try_complete`` is False), counts
     its completion (Kafka counts down a latch). ``on_expiration`` is Kafka's empty one."""
 
-    class FakeOperation(base):  # type: ignore[misc, valid-type]
+    class FakeOperation(base):  # type: ignore[misc]
         __slots__ = ()
 
         def try_complete(self) -> bool:
@@ -296,7 +296,7 @@ EXPIRE_KEY_SPACE = 1_000
 
 
 @cache
-def expire_schedule(n: int) -> tuple[list[int], list[tuple[int]], list[int]]:
+def expire_schedule(n: int) -> tuple[list[int], list[tuple[str]], list[int]]:
     rng = random.Random(1441)
     delays = [rng.randrange(1, EXPIRE_MAX_DELAY_MS) for _ in range(n)]
     keys = [(f"group-{rng.randrange(EXPIRE_KEY_SPACE)}",) for _ in range(n)]

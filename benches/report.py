@@ -33,7 +33,7 @@ def load(path: Path) -> dict[str, dict[str, dict[str, Any]]]:
 
 def per_op_ns(entry: dict[str, Any], noop: dict[str, Any] | None) -> float:
     net = entry["stats"]["median"] - (noop["stats"]["median"] if noop else 0.0)
-    return net / entry["extra_info"]["ops"] * 1e9
+    return float(net / entry["extra_info"]["ops"] * 1e9)
 
 
 def floors(groups: dict[str, dict[str, dict[str, Any]]]) -> tuple[float | None, float | None]:

@@ -58,7 +58,7 @@ def make_op_class(base: Any, events: Events) -> Any:
     and records its callbacks in ``events``. Hooks let a test make a callback raise or
     re-enter the purgatory."""
 
-    class Op(base):  # type: ignore[misc, valid-type]
+    class Op(base):  # type: ignore[misc]
         def __init__(
             self,
             delay_ms: int,

@@ -5,8 +5,11 @@ and the same algorithm as Kafka's ``DelayedOperationPurgatory`` over a ``SystemT
 
 * a hierarchical timing wheel, tick 1 ms, 20 buckets per level, overflow levels created on
   demand (spans 20 ms, 400 ms, 8 s, 160 s, 3200 s, ...);
-* a bucket is a dict (token -> operation), so adding and cancelling are O(1); the bucket
-  remembers nothing else, its expiration lives beside it in the wheel;
+* a bucket is a dict (``id(op)`` -> operation), so adding and cancelling are O(1) and a
+  subclass's ``__eq__``/``__hash__`` never matter; the bucket's expiration lives beside it in
+  the wheel. (An intrusive doubly-linked list adds and removes faster in isolation, 77 vs
+  112 ns per add+remove on CPython 3.11 here, but flushing it walks the list in bytecode and
+  makes expiry under re-entrant callbacks harder; the dict keeps flush and expiry in C.);
 * a heap of *buckets* ordered by bucket expiration (Kafka's ``DelayQueue``): a bucket is pushed
   only when it starts a new round, so heap work is per bucket, never per operation;
 * watcher lists per key, Kafka's purge-interval rule for completed operations that linger in
@@ -14,7 +17,7 @@ and the same algorithm as Kafka's ``DelayedOperationPurgatory`` over a ``SystemT
 
 Time is never read from a clock: ``advance_clock(now_ms)`` moves it. It works in two phases.
 Phase 1 pops every bucket due by ``now_ms`` off the heap and cascades upper-level buckets into
-finer ones (no user code runs); level-1 buckets that fall due, and operations found due while
+finer ones (no user code runs); 1 ms buckets that fall due, and operations found due while
 cascading, are queued on the *due chain* in ascending expiration. Phase 2 expires the due
 chain in order, running callbacks. If a callback raises, what is left on the due chain stays
 there (still counted, still cancellable) and expires at the next ``advance_clock``.
@@ -23,7 +26,8 @@ An operation added with ``delay_ms <= 0`` (expiration at or before ``now_ms``) i
 *overdue* bucket for its expiration and expires at the next ``advance_clock``, never inside the
 call that added it.
 
-Rules this module fixes where Kafka leaves room (the Rust core follows the same ones):
+Rules this module fixes where Kafka leaves room (the shared tests and the model test pin them,
+so the Rust core must agree):
 
 * Deadline operations (:meth:`Purgatory.watch_deadline`) are kept in a per-key slot, not in the
   generic watcher list: completing one removes it at once, so they never linger and do not enter
@@ -33,7 +37,14 @@ Rules this module fixes where Kafka leaves room (the Rust core follows the same 
   ``estimated - (num_delayed() - pending deadlines) > purge_interval`` and resets ``estimated``
   to that pending count.
 * ``cancel_for_key`` returns the watched operations that were not completed (each one as often
-  as it is listed), not the deadline operation, which has no Python object.
+  as it is listed), not the deadline operation, which has no Python object. A cancelled
+  operation stays in its other keys' watcher lists, as in Kafka.
+* ``advance_clock`` with a time before ``now_ms`` does not move the clock back; it still expires
+  whatever is due by ``now_ms``.
+* An operation added while ``advance_clock`` runs its callbacks, already due, expires at the
+  next ``advance_clock``, so a callback that re-adds itself cannot loop forever.
+* An operation that completed cannot be added again (ValueError), nor one pending in any
+  purgatory.
 """
 
 from __future__ import annotations
