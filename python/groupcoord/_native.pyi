@@ -1,6 +1,9 @@
 """Type stubs for groupcoord's compiled core (``groupcoord._native``)."""
 
 from collections.abc import Callable, Hashable, Iterable
+from typing import final
+
+from typing_extensions import Self
 
 __version__: str
 
@@ -36,6 +39,7 @@ class DelayedOperation:
     def on_expiration(self) -> None:
         """Called after ``on_complete`` when the operation expired. Default: nothing."""
 
+@final
 class Purgatory:
     """Delayed operations watched under keys, expiring on a hierarchical timing wheel.
 
@@ -56,9 +60,9 @@ class Purgatory:
     expire at the next ``advance_clock``.
     """
 
-    def __init__(
-        self, name: str = "purgatory", *, start_ms: int = 0, purge_interval: int = 1000
-    ) -> None: ...
+    def __new__(
+        cls, name: str = "purgatory", *, start_ms: int = 0, purge_interval: int = 1000
+    ) -> Self: ...
     @property
     def name(self) -> str: ...
     @property
@@ -104,3 +108,9 @@ class Purgatory:
         """Operations pending in the timer (Kafka's ``numDelayed()``), exact."""
     def shutdown(self) -> None:
         """Cancel everything without running callbacks; later additions raise RuntimeError."""
+
+def empty_call() -> None:
+    """An empty call into Rust: the floor of a Python -> Rust crossing (for benchmarks)."""
+
+def call_repeatedly(callback: Callable[[], object], times: int) -> None:
+    """Call ``callback()`` ``times`` times from Rust: the floor of a Rust -> Python crossing."""

@@ -55,6 +55,13 @@ pub enum Item<K, O, D> {
     Deadline(K, D),
 }
 
+/// What [`Purgatory::visit`] hands out.
+pub enum Visited<'a, K, O, D> {
+    Key(&'a K),
+    Operation(&'a O),
+    Payload(&'a D),
+}
+
 /// Kafka's `DelayedOperationPurgatory` over the timing wheel. `K` is the key type, `O` the
 /// operation handle, `D` the payload of a deadline (for Python: its expiration callback).
 pub struct Purgatory<K, O, D, S> {
@@ -118,6 +125,11 @@ where
         };
         op.set_timer_key(None);
         self.timer.cancel(key).is_some()
+    }
+
+    /// Cancels a timer entry by its key (an operation completed by its own code).
+    pub fn cancel_timer_entry(&mut self, key: TimerKey) -> Option<Item<K, O, D>> {
+        self.timer.cancel(key)
     }
 
     /// A copy of the operations watched under `key`, for the caller to try one by one.
@@ -230,6 +242,25 @@ where
     /// Entries pending in the timer (operations and deadlines), exact.
     pub fn num_delayed(&self) -> usize {
         self.timer.len()
+    }
+
+    /// Every timer payload, watcher-list key and watched operation (for a garbage
+    /// collector's traversal).
+    pub fn visit(&self, mut f: impl FnMut(Visited<'_, K, O, D>)) {
+        for item in self.timer.values() {
+            match item {
+                Item::Operation(op) => f(Visited::Operation(op)),
+                Item::Deadline(key, payload) => {
+                    f(Visited::Key(key));
+                    f(Visited::Payload(payload));
+                }
+            }
+        }
+        for (key, list) in &self.watchers {
+            f(Visited::Key(key));
+            list.iter().for_each(|op| f(Visited::Operation(op)));
+        }
+        self.deadlines.keys().for_each(|key| f(Visited::Key(key)));
     }
 
     /// Drops everything without completing it; returns what was pending in the timer.

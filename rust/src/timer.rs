@@ -495,6 +495,14 @@ impl<T> Timer<T> {
         values
     }
 
+    /// Every pending payload (for a garbage collector's traversal).
+    pub fn values(&self) -> impl Iterator<Item = &T> {
+        self.entries
+            .iter()
+            .filter(|e| e.location != Location::Free)
+            .filter_map(|e| e.value.as_ref())
+    }
+
     /// Bytes the wheel holds per slab entry, beyond the payload's own heap data.
     pub const fn entry_bytes() -> usize {
         std::mem::size_of::<Entry<T>>()

@@ -3,11 +3,13 @@
 use pyo3::prelude::*;
 
 mod errors;
+mod purgatory;
 
 /// The compiled module, imported as `groupcoord._native`.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::register(m)?;
+    purgatory::register(m)?;
     Ok(())
 }

@@ -1,0 +1,568 @@
+//! Python bindings of the purgatory: `DelayedOperation` (subclassed in Python) and
+//! `Purgatory`. The semantics are the core's ([`crate::purgatory`]); this layer runs the
+//! operations' Python methods between calls into the core and never holds a borrow of the
+//! purgatory across Python code, so callbacks may re-enter it.
+
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::Mutex;
+
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple, PyType};
+use pyo3::{intern, PyTraverseError, PyVisit};
+
+use crate::purgatory::{Item, Operation, Purgatory, Visited};
+use crate::timer::TimerKey;
+
+const NO_TIMER: u64 = u64::MAX;
+const OVERRIDES_TRY_COMPLETE: u8 = 1;
+const OVERRIDES_ON_COMPLETE: u8 = 2;
+const OVERRIDES_ON_EXPIRATION: u8 = 4;
+const HOOKS_UNKNOWN: u8 = 0x80;
+
+/// A key: a hashable Python object with its Python hash. Equal keys are the same object or
+/// compare equal with `==` (an `__eq__` that raises counts as unequal).
+struct PyKey {
+    obj: Py<PyAny>,
+    hash: isize,
+}
+
+impl PyKey {
+    fn new(key: &Bound<'_, PyAny>) -> PyResult<Self> {
+        Ok(PyKey {
+            hash: key.hash()?,
+            obj: key.clone().unbind(),
+        })
+    }
+}
+
+impl Clone for PyKey {
+    fn clone(&self) -> Self {
+        Python::attach(|py| PyKey {
+            obj: self.obj.clone_ref(py),
+            hash: self.hash,
+        })
+    }
+}
+
+impl PartialEq for PyKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.hash == other.hash
+            && (self.obj.is(&other.obj)
+                || Python::attach(|py| self.obj.bind(py).eq(other.obj.bind(py)).unwrap_or(false)))
+    }
+}
+
+impl Eq for PyKey {}
+
+impl Hash for PyKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_isize(self.hash);
+    }
+}
+
+/// Python's hash is already a good hash; spread it so every bit of the table index varies.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_isize(&mut self, i: isize) {
+        self.0 = (i as u64 ^ self.0).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    fn finish(&self) -> u64 {
+        self.0.rotate_left(26)
+    }
+}
+
+/// The purgatory's handle on a Python operation.
+struct OpRef(Py<DelayedOperation>);
+
+impl Clone for OpRef {
+    fn clone(&self) -> Self {
+        Python::attach(|py| OpRef(self.0.clone_ref(py)))
+    }
+}
+
+impl Operation for OpRef {
+    fn is_completed(&self) -> bool {
+        self.0.get().completed.load(Relaxed)
+    }
+    fn timer_key(&self) -> Option<TimerKey> {
+        match self.0.get().timer_key.load(Relaxed) {
+            NO_TIMER => None,
+            bits => Some(TimerKey::from_bits(bits)),
+        }
+    }
+    fn set_timer_key(&self, key: Option<TimerKey>) {
+        self.0
+            .get()
+            .timer_key
+            .store(key.map_or(NO_TIMER, TimerKey::to_bits), Relaxed);
+    }
+}
+
+type Core = Purgatory<PyKey, OpRef, Py<PyAny>, BuildHasherDefault<KeyHasher>>;
+
+/// Which of the three hooks a Python class overrides, cached per class so that the default
+/// (empty) ones cost no call. Classes are few; the list keeps them alive, so a cached class's
+/// address is never reused by another.
+static HOOKS: Mutex<Vec<(Py<PyType>, u8)>> = Mutex::new(Vec::new());
+
+fn hooks_of(ty: &Bound<'_, PyType>) -> PyResult<u8> {
+    let py = ty.py();
+    let base = py.get_type::<DelayedOperation>();
+    if ty.is(&base) {
+        return Ok(0);
+    }
+    if let Ok(cache) = HOOKS.lock() {
+        if let Some((_, hooks)) = cache.iter().find(|(t, _)| t.is(ty)) {
+            return Ok(*hooks);
+        }
+    }
+    let mut hooks = 0;
+    for (bit, name) in [
+        (OVERRIDES_TRY_COMPLETE, intern!(py, "try_complete")),
+        (OVERRIDES_ON_COMPLETE, intern!(py, "on_complete")),
+        (OVERRIDES_ON_EXPIRATION, intern!(py, "on_expiration")),
+    ] {
+        if !ty.getattr(name)?.is(&base.getattr(name)?) {
+            hooks |= bit;
+        }
+    }
+    if let Ok(mut cache) = HOOKS.lock() {
+        cache.push((ty.clone().unbind(), hooks));
+    }
+    Ok(hooks)
+}
+
+/// An operation that completes when its condition holds or expires after `delay_ms`
+/// (Kafka's `DelayedOperation`). Subclass it; see `_native.pyi` for the contract.
+#[pyclass(subclass, frozen, module = "groupcoord._native")]
+pub struct DelayedOperation {
+    delay_ms: AtomicI64,
+    completed: AtomicBool,
+    initialized: AtomicBool,
+    hooks: AtomicU8,
+    timer_key: AtomicU64,
+    /// The purgatory whose timer holds this operation, while it does.
+    owner: Mutex<Option<Py<PyPurgatory>>>,
+}
+
+impl DelayedOperation {
+    fn hooks(slf: &Bound<'_, Self>) -> PyResult<u8> {
+        let hooks = slf.get().hooks.load(Relaxed);
+        if hooks != HOOKS_UNKNOWN {
+            return Ok(hooks);
+        }
+        let hooks = hooks_of(&slf.get_type())?;
+        slf.get().hooks.store(hooks, Relaxed);
+        Ok(hooks)
+    }
+
+    fn take_owner(&self) -> Option<Py<PyPurgatory>> {
+        self.owner.lock().ok().and_then(|mut owner| owner.take())
+    }
+
+    fn set_owner(&self, purgatory: Py<PyPurgatory>) {
+        if let Ok(mut owner) = self.owner.lock() {
+            *owner = Some(purgatory);
+        }
+    }
+
+    /// Calls the Python `try_complete` if the class overrides it; the default is False.
+    fn call_try_complete(slf: &Bound<'_, Self>) -> PyResult<bool> {
+        if Self::hooks(slf)? & OVERRIDES_TRY_COMPLETE == 0 {
+            return Ok(false);
+        }
+        slf.call_method0(intern!(slf.py(), "try_complete"))?.is_truthy()
+    }
+
+    fn call_on_complete(slf: &Bound<'_, Self>) -> PyResult<()> {
+        if Self::hooks(slf)? & OVERRIDES_ON_COMPLETE != 0 {
+            slf.call_method0(intern!(slf.py(), "on_complete"))?;
+        }
+        Ok(())
+    }
+
+    fn call_on_expiration(slf: &Bound<'_, Self>) -> PyResult<()> {
+        if Self::hooks(slf)? & OVERRIDES_ON_EXPIRATION != 0 {
+            slf.call_method0(intern!(slf.py(), "on_expiration"))?;
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl DelayedOperation {
+    #[new]
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn __new__(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> Self {
+        DelayedOperation {
+            delay_ms: AtomicI64::new(0),
+            completed: AtomicBool::new(false),
+            initialized: AtomicBool::new(false),
+            hooks: AtomicU8::new(HOOKS_UNKNOWN),
+            timer_key: AtomicU64::new(NO_TIMER),
+            owner: Mutex::new(None),
+        }
+    }
+
+    fn __init__(&self, delay_ms: i64) {
+        self.delay_ms.store(delay_ms, Relaxed);
+        self.initialized.store(true, Relaxed);
+    }
+
+    /// The delay given at construction, relative to the purgatory's clock when watched.
+    #[getter]
+    fn delay_ms(&self) -> i64 {
+        self.delay_ms.load(Relaxed)
+    }
+
+    /// True once `force_complete` has run (by completion or expiry).
+    #[getter]
+    fn completed(&self) -> bool {
+        self.completed.load(Relaxed)
+    }
+
+    /// Complete now: cancel the timer, run `on_complete`. True only for the first call.
+    fn force_complete(slf: &Bound<'_, Self>) -> PyResult<bool> {
+        let op = slf.get();
+        if op.completed.swap(true, Relaxed) {
+            return Ok(false);
+        }
+        let timer_key = op.timer_key.swap(NO_TIMER, Relaxed);
+        if let Some(owner) = op.take_owner() {
+            if timer_key != NO_TIMER {
+                let removed = owner.bind(slf.py()).borrow_mut().core.cancel_timer_entry(TimerKey::from_bits(timer_key));
+                drop(removed);
+            }
+        }
+        Self::call_on_complete(slf)?;
+        Ok(true)
+    }
+
+    /// Check the condition; if it holds, return `self.force_complete()`. Default: False.
+    fn try_complete(&self) -> bool {
+        false
+    }
+
+    /// Called exactly once when the operation completes or expires. Default: nothing.
+    fn on_complete(&self) {}
+
+    /// Called after `on_complete` when the operation expired. Default: nothing.
+    fn on_expiration(&self) {}
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let op = slf.get();
+        let state = if op.completed.load(Relaxed) {
+            "completed"
+        } else if op.timer_key.load(Relaxed) != NO_TIMER {
+            "pending"
+        } else {
+            "idle"
+        };
+        Ok(format!(
+            "<{} delay_ms={} {state}>",
+            slf.get_type().qualname()?,
+            op.delay_ms.load(Relaxed)
+        ))
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        if let Ok(owner) = self.owner.try_lock() {
+            if let Some(owner) = owner.as_ref() {
+                visit.call(owner)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn __clear__(&self) {
+        drop(self.take_owner());
+    }
+}
+
+/// Delayed operations watched under keys, expiring on a hierarchical timing wheel
+/// (Kafka's `DelayedOperationPurgatory`). See `_native.pyi` for the contract.
+#[pyclass(name = "Purgatory", module = "groupcoord._native")]
+pub struct PyPurgatory {
+    name: String,
+    core: Core,
+}
+
+fn check_open(slf: &Bound<'_, PyPurgatory>) -> PyResult<()> {
+    let this = slf.borrow();
+    if this.core.is_shut_down() {
+        return Err(PyRuntimeError::new_err(format!("purgatory {:?} is shut down", this.name)));
+    }
+    Ok(())
+}
+
+fn collect_keys(keys: &Bound<'_, PyAny>) -> PyResult<Vec<PyKey>> {
+    let mut out = Vec::new();
+    if let Ok(tuple) = keys.cast::<PyTuple>() {
+        for key in tuple.iter() {
+            out.push(PyKey::new(&key)?);
+        }
+    } else {
+        for key in keys.try_iter()? {
+            out.push(PyKey::new(&key?)?);
+        }
+    }
+    if out.is_empty() {
+        return Err(PyValueError::new_err("keys must not be empty"));
+    }
+    Ok(out)
+}
+
+#[pymethods]
+impl PyPurgatory {
+    #[new]
+    #[pyo3(
+        signature = (name = "purgatory".to_owned(), *, start_ms = 0, purge_interval = 1000),
+        text_signature = "(name='purgatory', *, start_ms=0, purge_interval=1000)"
+    )]
+    fn new(name: String, start_ms: i64, purge_interval: usize) -> Self {
+        PyPurgatory {
+            name,
+            core: Purgatory::new(start_ms, purge_interval),
+        }
+    }
+
+    #[getter]
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The purgatory's current time: the largest time passed to `advance_clock`.
+    #[getter]
+    fn now_ms(&self) -> i64 {
+        self.core.now_ms()
+    }
+
+    /// Try to complete `operation`; if not done, watch it under every key, try once more,
+    /// and only then arm its timer. Returns True if it completed here.
+    fn try_complete_else_watch(
+        slf: &Bound<'_, Self>,
+        operation: &Bound<'_, DelayedOperation>,
+        keys: &Bound<'_, PyAny>,
+    ) -> PyResult<bool> {
+        check_open(slf)?;
+        let op = operation.get();
+        if !op.initialized.load(Relaxed) {
+            return Err(PyTypeError::new_err(
+                "operation must be a DelayedOperation whose __init__ ran (call super().__init__(delay_ms))",
+            ));
+        }
+        if op.timer_key.load(Relaxed) != NO_TIMER {
+            return Err(PyValueError::new_err(format!(
+                "{} is already pending in a purgatory",
+                operation.repr()?
+            )));
+        }
+        if op.completed.load(Relaxed) {
+            return Err(PyValueError::new_err(format!(
+                "{} has already completed",
+                operation.repr()?
+            )));
+        }
+        let keys = collect_keys(keys)?;
+        if DelayedOperation::call_try_complete(operation)? {
+            return Ok(true);
+        }
+        let handle = OpRef(operation.clone().unbind());
+        slf.borrow_mut().core.watch(&handle, &keys);
+        drop(keys);
+        if DelayedOperation::call_try_complete(operation)? {
+            return Ok(true);
+        }
+        if !op.completed.load(Relaxed) {
+            op.set_owner(slf.clone().unbind());
+            slf.borrow_mut().core.arm(&handle, op.delay_ms.load(Relaxed));
+        }
+        Ok(false)
+    }
+
+    /// Call `try_complete` on the operations watched under `key`; return how many completed.
+    fn check_and_complete(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let key = PyKey::new(key)?;
+        let Some(ops) = slf.borrow().core.watched_under(&key) else {
+            return Ok(0);
+        };
+        let py = slf.py();
+        let mut completed = 0;
+        let mut outcome = Ok(());
+        for op in &ops {
+            if op.is_completed() {
+                continue;
+            }
+            match DelayedOperation::call_try_complete(op.0.bind(py)) {
+                Ok(true) => completed += 1,
+                Ok(false) => {}
+                Err(err) => {
+                    outcome = Err(err);
+                    break;
+                }
+            }
+        }
+        slf.borrow_mut().core.prune(&key);
+        drop(ops);
+        outcome.map(|()| completed)
+    }
+
+    /// The heartbeat cycle in one call: complete the deadline pending under `key` (if any),
+    /// then watch a new one under `key` expiring at `now_ms + delay_ms`.
+    fn watch_deadline(
+        slf: &Bound<'_, Self>,
+        key: &Bound<'_, PyAny>,
+        delay_ms: i64,
+        on_expiration: Py<PyAny>,
+    ) -> PyResult<u32> {
+        let key = PyKey::new(key)?;
+        let (completed, previous) = {
+            let mut this = slf.borrow_mut();
+            if this.core.is_shut_down() {
+                return Err(PyRuntimeError::new_err(format!("purgatory {:?} is shut down", this.name)));
+            }
+            this.core.watch_deadline(&key, delay_ms, on_expiration)
+        };
+        drop(previous);
+        Ok(u32::from(completed))
+    }
+
+    /// Complete the deadline pending under `key` without scheduling another.
+    fn complete_deadline(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let key = PyKey::new(key)?;
+        let payload = slf.borrow_mut().core.complete_deadline(&key);
+        Ok(payload.is_some())
+    }
+
+    /// Stop watching `key`: cancel (not complete) every operation watched under it,
+    /// including its deadline, and return the cancelled operations.
+    fn cancel_for_key<'py>(
+        slf: &Bound<'py, Self>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let key = PyKey::new(key)?;
+        let (cancelled, deadline) = slf.borrow_mut().core.cancel_for_key(&key);
+        drop(deadline);
+        let py = slf.py();
+        let owners: Vec<_> = cancelled.iter().map(|op| op.0.get().take_owner()).collect();
+        drop(owners);
+        PyList::new(py, cancelled.into_iter().map(|op| op.0))
+    }
+
+    /// Move the clock to `now_ms` (never backwards) and expire every operation due by then.
+    /// Returns how many expired.
+    fn advance_clock(slf: &Bound<'_, Self>, now_ms: i64) -> PyResult<usize> {
+        let py = slf.py();
+        slf.borrow_mut().core.advance(now_ms);
+        let mut expired = 0;
+        loop {
+            let item = slf.borrow_mut().core.pop_expired();
+            match item {
+                None => break,
+                Some(Item::Operation(op)) => {
+                    expired += 1;
+                    let op = op.0.bind(py);
+                    drop(op.get().take_owner());
+                    op.get().completed.store(true, Relaxed);
+                    DelayedOperation::call_on_complete(op)?;
+                    DelayedOperation::call_on_expiration(op)?;
+                }
+                Some(Item::Deadline(key, callback)) => {
+                    expired += 1;
+                    callback.call1(py, (key.obj.clone_ref(py),))?;
+                }
+            }
+        }
+        slf.borrow_mut().core.maybe_purge();
+        Ok(expired)
+    }
+
+    /// When the next operation is due, or None if nothing is pending.
+    fn next_expiration_ms(&self) -> Option<i64> {
+        self.core.next_expiration_ms()
+    }
+
+    /// Operations in watcher lists, counted once per key (Kafka's `watched()`).
+    fn watched(&self) -> usize {
+        self.core.watched()
+    }
+
+    /// Operations pending in the timer (Kafka's `numDelayed()`), exact.
+    fn num_delayed(&self) -> usize {
+        self.core.num_delayed()
+    }
+
+    /// Cancel everything without running callbacks; later additions raise RuntimeError.
+    fn shutdown(slf: &Bound<'_, Self>) {
+        let items = slf.borrow_mut().core.shutdown();
+        for item in &items {
+            if let Item::Operation(op) = item {
+                drop(op.0.get().take_owner());
+            }
+        }
+        drop(items);
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<Purgatory {:?} now_ms={} delayed={} watched={}>",
+            self.name,
+            self.core.now_ms(),
+            self.core.num_delayed(),
+            self.core.watched()
+        )
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        let mut result = Ok(());
+        self.core.visit(|visited| {
+            if result.is_ok() {
+                result = match visited {
+                    Visited::Key(key) => visit.call(&key.obj),
+                    Visited::Operation(op) => visit.call(&op.0),
+                    Visited::Payload(callback) => visit.call(callback),
+                };
+            }
+        });
+        result
+    }
+
+    fn __clear__(&mut self) {
+        let items = self.core.shutdown();
+        for item in &items {
+            if let Item::Operation(op) = item {
+                drop(op.0.get().take_owner());
+            }
+        }
+    }
+}
+
+/// An empty call into Rust: the floor of a Python -> Rust crossing (for benchmarks).
+#[pyfunction]
+fn empty_call() {}
+
+/// Calls `callback()` `times` times from Rust: the floor of a Rust -> Python crossing.
+#[pyfunction]
+fn call_repeatedly(callback: &Bound<'_, PyAny>, times: u64) -> PyResult<()> {
+    for _ in 0..times {
+        callback.call0()?;
+    }
+    Ok(())
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<DelayedOperation>()?;
+    m.add_class::<PyPurgatory>()?;
+    m.add_function(wrap_pyfunction!(empty_call, m)?)?;
+    m.add_function(wrap_pyfunction!(call_repeatedly, m)?)?;
+    Ok(())
+}
