@@ -37,12 +37,20 @@ impl PyKey {
     }
 }
 
+/// The purgatory core clones keys and operation handles only inside calls from Python, so
+/// the thread is always attached to the interpreter there.
+fn attached() -> Python<'static> {
+    // SAFETY: see above; every `Purgatory`/`DelayedOperation` method runs attached, and the
+    // core is reached from nowhere else.
+    unsafe { Python::assume_attached() }
+}
+
 impl Clone for PyKey {
     fn clone(&self) -> Self {
-        Python::attach(|py| PyKey {
-            obj: self.obj.clone_ref(py),
+        PyKey {
+            obj: self.obj.clone_ref(attached()),
             hash: self.hash,
-        })
+        }
     }
 }
 
@@ -50,7 +58,7 @@ impl PartialEq for PyKey {
     fn eq(&self, other: &Self) -> bool {
         self.hash == other.hash
             && (self.obj.is(&other.obj)
-                || Python::attach(|py| self.obj.bind(py).eq(other.obj.bind(py)).unwrap_or(false)))
+                || self.obj.bind(attached()).eq(other.obj.bind(attached())).unwrap_or(false))
     }
 }
 
@@ -85,7 +93,7 @@ struct OpRef(Py<DelayedOperation>);
 
 impl Clone for OpRef {
     fn clone(&self) -> Self {
-        Python::attach(|py| OpRef(self.0.clone_ref(py)))
+        OpRef(self.0.clone_ref(attached()))
     }
 }
 
