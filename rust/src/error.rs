@@ -7,6 +7,58 @@ pub enum Error {
     /// An argument is outside what the operation accepts (for example a delay out of range).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+
+    /// Input ended before a field it announced.
+    #[error("truncated input at byte {position}: {what} needs {needed} bytes, {available} left")]
+    Truncated {
+        position: usize,
+        needed: usize,
+        available: usize,
+        what: String,
+    },
+
+    /// Input that cannot be what it claims (bad checksum, impossible length, invalid UTF-8...).
+    #[error("corrupt input at byte {position}: {reason}")]
+    Corrupt { position: usize, reason: String },
+
+    /// A record of a known type with a version this codec cannot write.
+    #[error("unsupported version: {0}")]
+    UnsupportedVersion(String),
+
+    /// Reading a segment file failed.
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// The absolute byte position of a decoding error.
+    pub fn position(&self) -> Option<usize> {
+        match self {
+            Error::Truncated { position, .. } | Error::Corrupt { position, .. } => Some(*position),
+            _ => None,
+        }
+    }
+
+    /// The same error, `offset` bytes further into a larger input.
+    pub fn shifted(self, offset: usize) -> Error {
+        match self {
+            Error::Truncated { position, needed, available, what } => Error::Truncated {
+                position: position + offset,
+                needed,
+                available,
+                what,
+            },
+            Error::Corrupt { position, reason } => Error::Corrupt {
+                position: position + offset,
+                reason,
+            },
+            other => other,
+        }
+    }
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

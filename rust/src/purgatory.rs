@@ -515,6 +515,17 @@ mod tests {
     }
 
     #[test]
+    fn bytes_per_pending_operation() {
+        // The bindings' payloads are the same size as these stand-ins: a key is a pointer and
+        // its hash, an operation or a callback one pointer.
+        type Stand = Item<(usize, isize), usize, usize>;
+        let entry = Timer::<Stand>::entry_bytes();
+        let deadline_map = std::mem::size_of::<((usize, isize), TimerKey)>() + 1;
+        println!("timer entry: {entry} bytes; deadline map entry: {deadline_map} bytes; watcher slot: 8 bytes per key");
+        assert!(entry <= 64, "timer entry grew to {entry} bytes");
+    }
+
+    #[test]
     fn shutdown_drops_everything() {
         let mut p = purgatory();
         let op = Op::default();

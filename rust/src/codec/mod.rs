@@ -1,1 +1,9 @@
-//! `__consumer_offsets` codec. (Filled in by the codec work.)
+//! The `__consumer_offsets` log format: record batches ([`batch`]), their compression
+//! ([`compression`]), Kafka's primitive encodings ([`primitives`]) and the coordinator's
+//! records ([`records`]).
+
+pub mod batch;
+pub mod compression;
+pub mod legacy;
+pub mod primitives;
+pub mod records;

@@ -1,0 +1,558 @@
+//! Record batches, magic 2 (Kafka's `DefaultRecordBatch`).
+//!
+//! ```text
+//! baseOffset:           int64   0
+//! batchLength:          int32   8    bytes after this field (the batch is batchLength + 12)
+//! partitionLeaderEpoch: int32  12    not covered by the CRC
+//! magic:                int8   16    2
+//! crc:                  uint32 17    CRC-32C of bytes [21, end)
+//! attributes:           int16  21
+//! lastOffsetDelta:      int32  23
+//! baseTimestamp:        int64  27
+//! maxTimestamp:         int64  35
+//! producerId:           int64  43
+//! producerEpoch:        int16  51
+//! baseSequence:         int32  53
+//! recordsCount:         int32  57
+//! records:              ...    61    compressed as one stream when attributes say so
+//!
+//! attributes: | 15..7 unused | 6 delete horizon | 5 control | 4 transactional |
+//!             | 3 timestamp type (1 = LogAppendTime) | 2..0 compression |
+//!
+//! record: length varint, attributes int8, timestampDelta varlong, offsetDelta varint,
+//!         key varint-length bytes (-1 null), value varint-length bytes (-1 null),
+//!         headers: count varint, then (key varint-length UTF-8, value varint-length bytes)
+//! ```
+//!
+//! Segment files and fetch responses are plain concatenations of batches; every magic starts
+//! with the same 17 bytes (offset, length, leader epoch, magic), so a reader peeks the magic.
+
+use crate::codec::compression::Compression;
+use crate::codec::primitives::{Reader, Writer};
+use crate::error::{Error, Result};
+
+pub const BASE_OFFSET_OFFSET: usize = 0;
+pub const LENGTH_OFFSET: usize = BASE_OFFSET_OFFSET + 8;
+pub const LOG_OVERHEAD: usize = LENGTH_OFFSET + 4;
+pub const PARTITION_LEADER_EPOCH_OFFSET: usize = LOG_OVERHEAD;
+pub const MAGIC_OFFSET: usize = PARTITION_LEADER_EPOCH_OFFSET + 4;
+pub const CRC_OFFSET: usize = MAGIC_OFFSET + 1;
+pub const ATTRIBUTES_OFFSET: usize = CRC_OFFSET + 4;
+pub const RECORDS_COUNT_OFFSET: usize = ATTRIBUTES_OFFSET + 2 + 4 + 8 + 8 + 8 + 2 + 4;
+pub const RECORD_BATCH_OVERHEAD: usize = RECORDS_COUNT_OFFSET + 4;
+/// The smallest batchLength of any magic (a magic-0 message with empty key and value).
+const MIN_BATCH_LENGTH: i32 = 14;
+
+const COMPRESSION_MASK: i16 = 0x07;
+const TIMESTAMP_TYPE_BIT: i16 = 0x08;
+const TRANSACTIONAL_BIT: i16 = 0x10;
+const CONTROL_BIT: i16 = 0x20;
+const DELETE_HORIZON_BIT: i16 = 0x40;
+
+/// One record of a batch, with absolute offset and timestamp.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    pub offset: i64,
+    pub timestamp: i64,
+    pub key: Option<Vec<u8>>,
+    pub value: Option<Vec<u8>>,
+    pub headers: Vec<(String, Option<Vec<u8>>)>,
+}
+
+/// A parsed batch. For legacy (magic 0/1) input, the v2-only fields are -1 / false.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Batch {
+    /// Absolute byte position of the batch in the input.
+    pub position: usize,
+    /// Bytes the batch takes, the 12-byte offset and length prefix included.
+    pub size: usize,
+    pub base_offset: i64,
+    pub last_offset: i64,
+    pub partition_leader_epoch: i32,
+    pub magic: i8,
+    pub crc: u32,
+    pub compression: Compression,
+    pub log_append_time: bool,
+    pub is_transactional: bool,
+    pub is_control: bool,
+    pub has_delete_horizon: bool,
+    pub base_timestamp: i64,
+    pub max_timestamp: i64,
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub base_sequence: i32,
+    pub records: Vec<Record>,
+}
+
+/// How a log buffer ended: all of it parsed, or a corrupt or truncated batch at a position.
+#[derive(Debug)]
+pub struct Parsed {
+    pub batches: Vec<Batch>,
+    /// Bytes of whole, valid batches from the start of the input.
+    pub valid_bytes: usize,
+    /// What stopped the parse before the end of the input, if anything.
+    pub error: Option<Error>,
+}
+
+/// Parses every batch of `data`, whose first byte is at absolute `position`. Stops at the
+/// first corrupt or truncated batch and reports it in [`Parsed::error`].
+pub fn read_batches(data: &[u8], position: usize) -> Parsed {
+    let mut batches = Vec::new();
+    let mut at = 0;
+    while at < data.len() {
+        match read_one(&data[at..], position + at) {
+            Ok(batch) => {
+                at += batch.size;
+                batches.push(batch);
+            }
+            Err(error) => {
+                return Parsed {
+                    batches,
+                    valid_bytes: at,
+                    error: Some(error),
+                }
+            }
+        }
+    }
+    Parsed {
+        batches,
+        valid_bytes: at,
+        error: None,
+    }
+}
+
+/// Parses the batch at the start of `data`.
+fn read_one(data: &[u8], position: usize) -> Result<Batch> {
+    let mut header = Reader::new(data, position);
+    let _base_offset = header.i64()?;
+    let length = header.i32()?;
+    if length < MIN_BATCH_LENGTH {
+        return Err(Error::Corrupt {
+            position: position + LENGTH_OFFSET,
+            reason: format!("batch length {length} is below the minimum {MIN_BATCH_LENGTH}"),
+        });
+    }
+    let size = LOG_OVERHEAD + length as usize;
+    if size > data.len() {
+        return Err(Error::Truncated {
+            position,
+            needed: size,
+            available: data.len(),
+            what: "record batch".into(),
+        });
+    }
+    let magic = data[MAGIC_OFFSET] as i8;
+    match magic {
+        2 => read_v2(&data[..size], position),
+        0 | 1 => crate::codec::legacy::read_legacy(&data[..size], position),
+        other => Err(Error::Corrupt {
+            position: position + MAGIC_OFFSET,
+            reason: format!("unknown magic {other}"),
+        }),
+    }
+}
+
+fn read_v2(data: &[u8], position: usize) -> Result<Batch> {
+    if data.len() < RECORD_BATCH_OVERHEAD {
+        return Err(Error::Corrupt {
+            position,
+            reason: format!("magic-2 batch of {} bytes is shorter than its {RECORD_BATCH_OVERHEAD}-byte header", data.len()),
+        });
+    }
+    let mut r = Reader::new(data, position);
+    let base_offset = r.i64()?;
+    let _length = r.i32()?;
+    let partition_leader_epoch = r.i32()?;
+    let magic = r.i8()?;
+    let crc = r.u32()?;
+    let computed = crc32c::crc32c(&data[ATTRIBUTES_OFFSET..]);
+    if computed != crc {
+        return Err(Error::Corrupt {
+            position,
+            reason: format!("CRC-32C mismatch (stored {crc:#010x}, computed {computed:#010x})"),
+        });
+    }
+    let attributes = r.i16()?;
+    let last_offset_delta = r.i32()?;
+    let base_timestamp = r.i64()?;
+    let max_timestamp = r.i64()?;
+    let producer_id = r.i64()?;
+    let producer_epoch = r.i16()?;
+    let base_sequence = r.i32()?;
+    let count_position = r.position();
+    let count = r.i32()?;
+    let compression = Compression::from_id((attributes & COMPRESSION_MASK) as u8).ok_or_else(|| Error::Corrupt {
+        position: position + ATTRIBUTES_OFFSET,
+        reason: format!("invalid compression id {}", attributes & COMPRESSION_MASK),
+    })?;
+    let log_append_time = attributes & TIMESTAMP_TYPE_BIT != 0;
+    if count < 0 {
+        return Err(Error::Corrupt {
+            position: count_position,
+            reason: format!("negative record count {count}"),
+        });
+    }
+    let records_position = r.position();
+    let body = r.rest();
+    let decompressed;
+    let mut records_reader = if compression == Compression::None {
+        Reader::new(body, records_position)
+    } else {
+        decompressed = compression.decompress(body, records_position)?;
+        // Positions inside a decompressed stream point at the compressed stream's start.
+        Reader::new(&decompressed, records_position)
+    };
+    // Each record takes at least 7 bytes; refuse counts that cannot fit before allocating.
+    if count as usize > records_reader.remaining() / 7 + 1 {
+        return Err(Error::Corrupt {
+            position: count_position,
+            reason: format!("record count {count} does not fit the {} record bytes", records_reader.remaining()),
+        });
+    }
+    let mut records = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        records.push(read_record(&mut records_reader, base_offset, base_timestamp, log_append_time.then_some(max_timestamp))?);
+    }
+    if !records_reader.is_empty() {
+        return Err(records_reader.corrupt(format!("{} bytes after the last of {count} records", records_reader.remaining())));
+    }
+    Ok(Batch {
+        position,
+        size: data.len(),
+        base_offset,
+        last_offset: base_offset + i64::from(last_offset_delta),
+        partition_leader_epoch,
+        magic,
+        crc,
+        compression,
+        log_append_time,
+        is_transactional: attributes & TRANSACTIONAL_BIT != 0,
+        is_control: attributes & CONTROL_BIT != 0,
+        has_delete_horizon: attributes & DELETE_HORIZON_BIT != 0,
+        base_timestamp,
+        max_timestamp,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        records,
+    })
+}
+
+fn read_record(r: &mut Reader<'_>, base_offset: i64, base_timestamp: i64, log_append_time: Option<i64>) -> Result<Record> {
+    let start = r.position();
+    let length = r.varint()?;
+    if length < 0 {
+        return Err(Error::Corrupt { position: start, reason: format!("negative record length {length}") });
+    }
+    let mut rec = r.sub(length as usize, "record")?;
+    let _attributes = rec.i8()?;
+    let timestamp_delta = rec.varlong()?;
+    let offset_delta = rec.varint()?;
+    let key = varint_bytes(&mut rec, "record key")?;
+    let value = varint_bytes(&mut rec, "record value")?;
+    let header_count = rec.varint()?;
+    if header_count < 0 || header_count as usize > rec.remaining() / 2 {
+        return Err(rec.corrupt(format!("invalid header count {header_count}")));
+    }
+    let mut headers = Vec::with_capacity(header_count as usize);
+    for _ in 0..header_count {
+        let at = rec.position();
+        let name = varint_bytes(&mut rec, "header key")?.ok_or_else(|| Error::Corrupt { position: at, reason: "null header key".into() })?;
+        let name = String::from_utf8(name).map_err(|_| Error::Corrupt { position: at, reason: "header key is not UTF-8".into() })?;
+        headers.push((name, varint_bytes(&mut rec, "header value")?));
+    }
+    if !rec.is_empty() {
+        return Err(rec.corrupt(format!("record length {length} leaves {} bytes unread", rec.remaining())));
+    }
+    Ok(Record {
+        offset: base_offset.wrapping_add(i64::from(offset_delta)),
+        timestamp: log_append_time.unwrap_or_else(|| base_timestamp.wrapping_add(timestamp_delta)),
+        key,
+        value,
+        headers,
+    })
+}
+
+fn varint_bytes(r: &mut Reader<'_>, what: &str) -> Result<Option<Vec<u8>>> {
+    let at = r.position();
+    match r.varint()? {
+        -1 => Ok(None),
+        n if n < 0 => Err(Error::Corrupt { position: at, reason: format!("negative {what} length {n}") }),
+        n => Ok(Some(r.take(n as usize, what)?.to_vec())),
+    }
+}
+
+/// What a batch's header says, for [`write_batch`].
+#[derive(Clone, Copy, Debug)]
+pub struct BatchHeader {
+    pub base_offset: i64,
+    pub timestamp: i64,
+    pub compression: Compression,
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub base_sequence: i32,
+    pub is_transactional: bool,
+    pub is_control: bool,
+    pub partition_leader_epoch: i32,
+}
+
+impl BatchHeader {
+    /// A plain append, as the coordinator writes one: CreateTime, no producer, base sequence
+    /// 0, leader epoch 0 (this node leads every partition it owns from epoch 0).
+    pub fn plain(base_offset: i64, timestamp: i64) -> Self {
+        BatchHeader {
+            base_offset,
+            timestamp,
+            compression: Compression::None,
+            producer_id: -1,
+            producer_epoch: -1,
+            base_sequence: 0,
+            is_transactional: false,
+            is_control: false,
+            partition_leader_epoch: 0,
+        }
+    }
+}
+
+/// Encodes one magic-2 batch of `records` (key, value), all stamped with the header's
+/// timestamp, offsets `base_offset..base_offset + n`.
+pub fn write_batch(header: &BatchHeader, records: &[(Option<&[u8]>, Option<&[u8]>)]) -> Result<Vec<u8>> {
+    if records.is_empty() {
+        return Err(Error::InvalidArgument("a batch needs at least one record".into()));
+    }
+    let count = i32::try_from(records.len()).map_err(|_| Error::InvalidArgument("too many records for one batch".into()))?;
+    let mut body = Vec::new();
+    let mut record = Vec::new();
+    for (delta, (key, value)) in records.iter().enumerate() {
+        record.clear();
+        record.put_i8(0);
+        record.put_varlong(0);
+        record.put_varint(delta as i32);
+        put_varint_bytes(&mut record, *key)?;
+        put_varint_bytes(&mut record, *value)?;
+        record.put_varint(0);
+        body.put_varint(i32::try_from(record.len()).map_err(|_| Error::InvalidArgument("record too large".into()))?);
+        body.extend_from_slice(&record);
+    }
+    let body = header.compression.compress(&body);
+    let mut attributes = i16::from(header.compression.id());
+    if header.is_transactional {
+        attributes |= TRANSACTIONAL_BIT;
+    }
+    if header.is_control {
+        attributes |= CONTROL_BIT;
+    }
+    let length = i32::try_from(RECORD_BATCH_OVERHEAD - LOG_OVERHEAD + body.len())
+        .map_err(|_| Error::InvalidArgument("batch larger than 2 GiB".into()))?;
+    let mut out = Vec::with_capacity(RECORD_BATCH_OVERHEAD + body.len());
+    out.put_i64(header.base_offset);
+    out.put_i32(length);
+    out.put_i32(header.partition_leader_epoch);
+    out.put_i8(2);
+    out.put_u32(0);
+    out.put_i16(attributes);
+    out.put_i32(count - 1);
+    out.put_i64(header.timestamp);
+    out.put_i64(header.timestamp);
+    out.put_i64(header.producer_id);
+    out.put_i16(header.producer_epoch);
+    out.put_i32(header.base_sequence);
+    out.put_i32(count);
+    out.extend_from_slice(&body);
+    let crc = crc32c::crc32c(&out[ATTRIBUTES_OFFSET..]);
+    out[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
+    Ok(out)
+}
+
+fn put_varint_bytes(out: &mut Vec<u8>, bytes: Option<&[u8]>) -> Result<()> {
+    match bytes {
+        None => out.put_varint(-1),
+        Some(b) => {
+            out.put_varint(i32::try_from(b.len()).map_err(|_| Error::InvalidArgument("key or value too large".into()))?);
+            out.extend_from_slice(b);
+        }
+    }
+    Ok(())
+}
+
+/// A transaction marker (Kafka's `EndTransactionMarker`): COMMIT or ABORT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ControlMarker {
+    pub commit: bool,
+    pub coordinator_epoch: i32,
+}
+
+/// Control record types: 0 ABORT, 1 COMMIT, others (KRaft) carried as their number.
+pub fn control_record_type(key: &[u8]) -> Option<i16> {
+    let mut r = Reader::new(key, 0);
+    let _version = r.i16().ok()?;
+    r.i16().ok()
+}
+
+/// Encodes a control batch holding one COMMIT or ABORT marker.
+pub fn write_control_batch(header: &BatchHeader, marker: ControlMarker) -> Result<Vec<u8>> {
+    let mut key = Vec::new();
+    key.put_i16(0);
+    key.put_i16(i16::from(marker.commit));
+    let mut value = Vec::new();
+    value.put_i16(0);
+    value.put_i32(marker.coordinator_epoch);
+    let header = BatchHeader {
+        is_transactional: true,
+        is_control: true,
+        compression: Compression::None,
+        ..*header
+    };
+    write_batch(&header, &[(Some(&key), Some(&value))])
+}
+
+/// The COMMIT/ABORT marker of a control record, if it is one.
+pub fn control_marker(record: &Record) -> Option<ControlMarker> {
+    let kind = control_record_type(record.key.as_deref()?)?;
+    if kind > 1 {
+        return None;
+    }
+    let mut r = Reader::new(record.value.as_deref()?, 0);
+    let _version = r.i16().ok()?;
+    Some(ControlMarker {
+        commit: kind == 1,
+        coordinator_epoch: r.i32().ok()?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(s: &str) -> Vec<u8> {
+        let s: String = s.chars().filter(char::is_ascii_hexdigit).collect();
+        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    }
+
+    #[test]
+    fn write_then_read_every_compression() {
+        for c in [Compression::None, Compression::Gzip, Compression::Snappy, Compression::Lz4, Compression::Zstd] {
+            let header = BatchHeader { compression: c, ..BatchHeader::plain(100, 1_700_000_000_000) };
+            let recs: Vec<(Option<&[u8]>, Option<&[u8]>)> = vec![(Some(b"k1"), Some(b"v1")), (Some(b"k2"), None)];
+            let bytes = write_batch(&header, &recs).unwrap();
+            let parsed = read_batches(&bytes, 0);
+            assert!(parsed.error.is_none(), "{c:?}: {:?}", parsed.error);
+            let b = &parsed.batches[0];
+            assert_eq!((b.base_offset, b.last_offset, b.compression, b.size), (100, 101, c, bytes.len()));
+            assert_eq!((b.producer_id, b.producer_epoch, b.base_sequence, b.partition_leader_epoch), (-1, -1, 0, 0));
+            assert_eq!(b.records[1], Record { offset: 101, timestamp: 1_700_000_000_000, key: Some(b"k2".to_vec()), value: None, headers: vec![] });
+        }
+    }
+
+    #[test]
+    fn control_batches_round_trip() {
+        let header = BatchHeader { producer_id: 7, producer_epoch: 2, ..BatchHeader::plain(5, 10) };
+        let bytes = write_control_batch(&header, ControlMarker { commit: true, coordinator_epoch: 3 }).unwrap();
+        let b = &read_batches(&bytes, 0).batches[0];
+        assert!(b.is_control && b.is_transactional);
+        assert_eq!(control_marker(&b.records[0]), Some(ControlMarker { commit: true, coordinator_epoch: 3 }));
+    }
+
+    /// kafka-python's `record_batch_data_v2` (offsets-log-format.md §9.1): real broker batches.
+    #[test]
+    fn real_broker_batches_decode() {
+        let data = hex(
+            "00000000000000000000003b00000001020318a2700000000000000000015dff\
+             7b063c0000015dff7b063cffffffffffffffffffffffffffff00000001120000\
+             00010631323300\
+             0000000000000001000000400000000202c85cbd230000000000010000015dff\
+             7cdd6c0000015dff7cde14ffffffffffffffffffffffffffff000000020c0000\
+             000100000e00d00202010000\
+             00000000000000000000004500000000025cd8ef520000000000000000016585\
+             b6f3c10000016585b6f3c1ffffffffffffffffffffffffffff00000001260000\
+             0001066864720208686b6579086876616c",
+        );
+        let parsed = read_batches(&data, 0);
+        assert!(parsed.error.is_none(), "{:?}", parsed.error);
+        let [a, b, c] = &parsed.batches[..] else { panic!("3 batches") };
+        assert_eq!((a.crc, a.partition_leader_epoch, a.records[0].timestamp), (0x0318_a270, 1, 1_503_229_838_908));
+        assert_eq!(a.records[0].value.as_deref(), Some(&b"123"[..]));
+        assert_eq!(b.records.len(), 2);
+        assert_eq!((b.records[1].offset, b.records[1].timestamp), (2, 1_503_229_959_532 + 168));
+        assert_eq!(c.records[0].headers, vec![("hkey".to_owned(), Some(b"hval".to_vec()))]);
+    }
+
+    /// offsets-log-format.md §9.3: sarama's compressed batches (raw snappy, lz4 with checksums).
+    #[test]
+    fn compressed_vectors_decode() {
+        for data in [
+            "00000000000000000000005e00000000029fecb6bd000100000000000001588dcd593800000000000000000000000000000000000000000000000000011f8b08000000000000ffd260e062e060646266616365636762e3e0e462e1e601040000ffffadc9586715000000",
+            "000000000000000000000048000000000215009f61000200000000000001588dcd59380000000000000000000000000000000000000000000000000001155028000a00080102030406050607020608090a040b0c",
+            "0000000000000000000000590000000002a94a77c5000300000000000001588dcd5938000000000000000000000000000000000000000000000000000104224d186470b91500008028000a00080102030406050607020608090a040b0c000000000c3bef92",
+        ] {
+            let parsed = read_batches(&hex(data), 0);
+            assert!(parsed.error.is_none(), "{:?}", parsed.error);
+            let r = &parsed.batches[0].records[0];
+            assert_eq!(r.key.as_deref(), Some(&[1u8, 2, 3, 4][..]));
+            assert_eq!(r.value.as_deref(), Some(&[5u8, 6, 7][..]));
+            assert_eq!(r.headers, vec![("\u{8}\t\n".to_owned(), Some(vec![0x0b, 0x0c]))]);
+            assert_eq!(r.timestamp, 1_479_847_795_000 + 5);
+        }
+    }
+
+    /// offsets-log-format.md §9.6: a four-batch segment; our writer produces B1 byte for byte.
+    #[test]
+    fn coordinator_segment_vector() {
+        let b1 = hex(
+            "0000000000000000000000790000000002e0bab9c80000000000000000018579\
+             eff58c0000018579eff58cffffffffffffffffffff00000000000000018c0100\
+             0000500001001b6b61666b6573632d646576636c75737465722d67726f75702d\
+             6964000374303100000000300003000000000000006affffffff000000000185\
+             79eff58c00",
+        );
+        let b4 = hex(
+            "0000000000000003000000420000000002bcdd34690030000000000000018579\
+             efff500000018579efff500000000000000fa00000ffffffff00000001200000\
+             0008000000010c00000000000500",
+        );
+        let key = hex("0001001b6b61666b6573632d646576636c75737465722d67726f75702d6964000374303100000000");
+        let value = hex("0003000000000000006affffffff00000000018579eff58c");
+        let written = write_batch(&BatchHeader::plain(0, 1_672_788_047_244), &[(Some(&key), Some(&value))]).unwrap();
+        assert_eq!(written, b1);
+        let control = write_control_batch(
+            &BatchHeader { producer_id: 4000, producer_epoch: 0, base_sequence: -1, ..BatchHeader::plain(3, 1_672_788_049_744) },
+            ControlMarker { commit: true, coordinator_epoch: 5 },
+        )
+        .unwrap();
+        assert_eq!(control, b4);
+    }
+
+    #[test]
+    fn every_truncation_and_bit_flip_is_an_error_with_a_position() {
+        let header = BatchHeader { compression: Compression::None, ..BatchHeader::plain(0, 1) };
+        let bytes = write_batch(&header, &[(Some(b"key"), Some(b"value"))]).unwrap();
+        for cut in 1..bytes.len() {
+            let parsed = read_batches(&bytes[..cut], 1000);
+            let err = parsed.error.expect("truncated input must be reported");
+            assert_eq!(parsed.valid_bytes, 0);
+            assert!(err.position().is_some_and(|p| p >= 1000), "cut {cut}: {err}");
+        }
+        for i in 0..bytes.len() {
+            for bit in 0..8 {
+                let mut flipped = bytes.clone();
+                flipped[i] ^= 1 << bit;
+                let parsed = read_batches(&flipped, 0);
+                if i >= ATTRIBUTES_OFFSET || (CRC_OFFSET..ATTRIBUTES_OFFSET).contains(&i) || i == MAGIC_OFFSET {
+                    assert!(parsed.error.is_some(), "flip at byte {i} bit {bit} went unnoticed");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn valid_prefix_stops_before_a_torn_tail() {
+        let a = write_batch(&BatchHeader::plain(0, 1), &[(Some(b"a"), Some(b"1"))]).unwrap();
+        let b = write_batch(&BatchHeader::plain(1, 1), &[(Some(b"b"), Some(b"2"))]).unwrap();
+        let mut log = a.clone();
+        log.extend_from_slice(&b[..b.len() - 3]);
+        let parsed = read_batches(&log, 0);
+        assert_eq!(parsed.batches.len(), 1);
+        assert_eq!(parsed.valid_bytes, a.len());
+        assert_eq!(parsed.error.and_then(|e| e.position()), Some(a.len()));
+    }
+}

@@ -1,0 +1,416 @@
+//! Kafka's primitive encodings: big-endian fixed-width integers, zigzag varints (record
+//! fields), unsigned varints (compact lengths, tags), strings, bytes and tagged-field
+//! sections.
+//!
+//! [`Reader`] is a cursor over a byte slice that knows the absolute position of its first
+//! byte, so every error names where in the file or buffer it happened. No read panics: every
+//! length is checked against what remains before anything is sliced or allocated.
+
+use crate::error::{Error, Result};
+
+/// A cursor over `data`, whose first byte sits at absolute position `base`.
+#[derive(Clone, Debug)]
+pub struct Reader<'a> {
+    data: &'a [u8],
+    pos: usize,
+    base: usize,
+}
+
+macro_rules! read_be {
+    ($name:ident, $t:ty, $what:literal) => {
+        pub fn $name(&mut self) -> Result<$t> {
+            let bytes = self.take(std::mem::size_of::<$t>(), $what)?;
+            let mut buf = [0u8; std::mem::size_of::<$t>()];
+            buf.copy_from_slice(bytes);
+            Ok(<$t>::from_be_bytes(buf))
+        }
+    };
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(data: &'a [u8], base: usize) -> Self {
+        Reader { data, pos: 0, base }
+    }
+
+    /// Absolute position of the next byte.
+    pub fn position(&self) -> usize {
+        self.base + self.pos
+    }
+
+    pub fn remaining(&self) -> usize {
+        self.data.len() - self.pos
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.remaining() == 0
+    }
+
+    /// An error at the current position.
+    pub fn corrupt(&self, reason: impl Into<String>) -> Error {
+        Error::Corrupt {
+            position: self.position(),
+            reason: reason.into(),
+        }
+    }
+
+    /// The next `n` bytes.
+    pub fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
+        if n > self.remaining() {
+            return Err(Error::Truncated {
+                position: self.position(),
+                needed: n,
+                available: self.remaining(),
+                what: what.to_owned(),
+            });
+        }
+        let out = &self.data[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(out)
+    }
+
+    /// A reader over the next `n` bytes, advancing past them.
+    pub fn sub(&mut self, n: usize, what: &str) -> Result<Reader<'a>> {
+        let base = self.position();
+        Ok(Reader::new(self.take(n, what)?, base))
+    }
+
+    pub fn rest(&mut self) -> &'a [u8] {
+        let out = &self.data[self.pos..];
+        self.pos = self.data.len();
+        out
+    }
+
+    read_be!(i8, i8, "int8");
+    read_be!(i16, i16, "int16");
+    read_be!(i32, i32, "int32");
+    read_be!(i64, i64, "int64");
+    read_be!(u32, u32, "uint32");
+
+    /// An unsigned LEB128 varint of at most 5 bytes (Kafka's `readUnsignedVarint`).
+    pub fn uvarint(&mut self) -> Result<u32> {
+        let start = self.position();
+        let mut value: u32 = 0;
+        for i in 0..5 {
+            let b = self.take(1, "unsigned varint")?[0];
+            value |= u32::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                if i == 4 && b > 0x0f {
+                    break;
+                }
+                return Ok(value);
+            }
+        }
+        Err(Error::Corrupt {
+            position: start,
+            reason: "unsigned varint longer than 5 bytes".into(),
+        })
+    }
+
+    fn uvarlong(&mut self) -> Result<u64> {
+        let start = self.position();
+        let mut value: u64 = 0;
+        for i in 0..10 {
+            let b = self.take(1, "varlong")?[0];
+            value |= u64::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                if i == 9 && b > 0x01 {
+                    break;
+                }
+                return Ok(value);
+            }
+        }
+        Err(Error::Corrupt {
+            position: start,
+            reason: "varlong longer than 10 bytes".into(),
+        })
+    }
+
+    /// A zigzag varint (record fields of magic 2).
+    pub fn varint(&mut self) -> Result<i32> {
+        let u = self.uvarint()?;
+        Ok(((u >> 1) as i32) ^ -((u & 1) as i32))
+    }
+
+    /// A zigzag varlong.
+    pub fn varlong(&mut self) -> Result<i64> {
+        let u = self.uvarlong()?;
+        Ok(((u >> 1) as i64) ^ -((u & 1) as i64))
+    }
+
+    fn utf8(&self, bytes: &'a [u8], start: usize) -> Result<String> {
+        std::str::from_utf8(bytes)
+            .map(str::to_owned)
+            .map_err(|e| Error::Corrupt {
+                position: start,
+                reason: format!("invalid UTF-8 in string: {e}"),
+            })
+    }
+
+    /// A length-prefixed field: `len` from the prefix, -1 meaning null.
+    fn sized(&mut self, len: i64, what: &str) -> Result<Option<&'a [u8]>> {
+        match len {
+            -1 => Ok(None),
+            n if n < 0 => Err(self.corrupt(format!("negative length {n} for {what}"))),
+            n => usize::try_from(n)
+                .map_err(|_| self.corrupt(format!("length {n} of {what} too large")))
+                .and_then(|n| self.take(n, what))
+                .map(Some),
+        }
+    }
+
+    /// `string` (int16 length) or compact string, nullable.
+    pub fn nullable_string(&mut self, compact: bool) -> Result<Option<String>> {
+        let len = if compact {
+            i64::from(self.uvarint()?) - 1
+        } else {
+            i64::from(self.i16()?)
+        };
+        let start = self.position();
+        match self.sized(len, "string")? {
+            None => Ok(None),
+            Some(bytes) => self.utf8(bytes, start).map(Some),
+        }
+    }
+
+    /// A non-nullable string.
+    pub fn string(&mut self, compact: bool) -> Result<String> {
+        let start = self.position();
+        self.nullable_string(compact)?
+            .ok_or_else(|| Error::Corrupt {
+                position: start,
+                reason: "null in a non-nullable string".into(),
+            })
+    }
+
+    /// `bytes` (int32 length) or compact bytes, nullable.
+    pub fn nullable_bytes(&mut self, compact: bool) -> Result<Option<Vec<u8>>> {
+        let len = if compact {
+            i64::from(self.uvarint()?) - 1
+        } else {
+            i64::from(self.i32()?)
+        };
+        Ok(self.sized(len, "bytes")?.map(<[u8]>::to_vec))
+    }
+
+    pub fn bytes(&mut self, compact: bool) -> Result<Vec<u8>> {
+        let start = self.position();
+        self.nullable_bytes(compact)?.ok_or_else(|| Error::Corrupt {
+            position: start,
+            reason: "null in non-nullable bytes".into(),
+        })
+    }
+
+    /// An array count (int32 or compact), -1/null as `None`. The count is checked against
+    /// the bytes left, assuming each element takes at least `min_element_size` bytes.
+    pub fn array_len(&mut self, compact: bool, min_element_size: usize) -> Result<Option<usize>> {
+        let start = self.position();
+        let n = if compact {
+            i64::from(self.uvarint()?) - 1
+        } else {
+            i64::from(self.i32()?)
+        };
+        if n == -1 {
+            return Ok(None);
+        }
+        let too_many = n < 0 || (n as u64).saturating_mul(min_element_size.max(1) as u64) > self.remaining() as u64;
+        if too_many {
+            return Err(Error::Corrupt {
+                position: start,
+                reason: format!("array count {n} does not fit the {} bytes left", self.remaining()),
+            });
+        }
+        Ok(Some(n as usize))
+    }
+
+    /// A non-nullable array count.
+    pub fn array(&mut self, compact: bool, min_element_size: usize) -> Result<usize> {
+        let start = self.position();
+        self.array_len(compact, min_element_size)?.ok_or_else(|| Error::Corrupt {
+            position: start,
+            reason: "null in a non-nullable array".into(),
+        })
+    }
+
+    /// Skips a tagged-field section; returns the unknown fields as (tag, bytes).
+    pub fn tagged_fields(&mut self) -> Result<Vec<(u32, Vec<u8>)>> {
+        let count = self.uvarint()?;
+        let mut fields = Vec::new();
+        for _ in 0..count {
+            let tag = self.uvarint()?;
+            let size = self.uvarint()? as usize;
+            fields.push((tag, self.take(size, "tagged field")?.to_vec()));
+        }
+        Ok(fields)
+    }
+
+    pub fn uuid(&mut self) -> Result<[u8; 16]> {
+        let mut out = [0u8; 16];
+        out.copy_from_slice(self.take(16, "uuid")?);
+        Ok(out)
+    }
+}
+
+/// Appends Kafka encodings to a `Vec<u8>`.
+pub trait Writer {
+    fn put_i8(&mut self, v: i8);
+    fn put_i16(&mut self, v: i16);
+    fn put_i32(&mut self, v: i32);
+    fn put_i64(&mut self, v: i64);
+    fn put_u32(&mut self, v: u32);
+    fn put_uvarint(&mut self, v: u32);
+    fn put_varint(&mut self, v: i32);
+    fn put_varlong(&mut self, v: i64);
+    fn put_nullable_string(&mut self, v: Option<&str>, compact: bool);
+    fn put_string(&mut self, v: &str, compact: bool);
+    fn put_nullable_bytes(&mut self, v: Option<&[u8]>, compact: bool);
+    fn put_array_len(&mut self, n: usize, compact: bool);
+    fn put_empty_tagged_fields(&mut self);
+}
+
+impl Writer for Vec<u8> {
+    fn put_i8(&mut self, v: i8) {
+        self.extend_from_slice(&v.to_be_bytes());
+    }
+    fn put_i16(&mut self, v: i16) {
+        self.extend_from_slice(&v.to_be_bytes());
+    }
+    fn put_i32(&mut self, v: i32) {
+        self.extend_from_slice(&v.to_be_bytes());
+    }
+    fn put_i64(&mut self, v: i64) {
+        self.extend_from_slice(&v.to_be_bytes());
+    }
+    fn put_u32(&mut self, v: u32) {
+        self.extend_from_slice(&v.to_be_bytes());
+    }
+    fn put_uvarint(&mut self, mut v: u32) {
+        while v >= 0x80 {
+            self.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.push(v as u8);
+    }
+    fn put_varint(&mut self, v: i32) {
+        self.put_uvarint(((v << 1) ^ (v >> 31)) as u32);
+    }
+    fn put_varlong(&mut self, v: i64) {
+        let mut u = ((v << 1) ^ (v >> 63)) as u64;
+        while u >= 0x80 {
+            self.push((u as u8) | 0x80);
+            u >>= 7;
+        }
+        self.push(u as u8);
+    }
+    fn put_nullable_string(&mut self, v: Option<&str>, compact: bool) {
+        self.put_nullable_bytes_with(v.map(str::as_bytes), compact, true);
+    }
+    fn put_string(&mut self, v: &str, compact: bool) {
+        self.put_nullable_string(Some(v), compact);
+    }
+    fn put_nullable_bytes(&mut self, v: Option<&[u8]>, compact: bool) {
+        self.put_nullable_bytes_with(v, compact, false);
+    }
+    fn put_array_len(&mut self, n: usize, compact: bool) {
+        if compact {
+            self.put_uvarint(n as u32 + 1);
+        } else {
+            self.put_i32(n as i32);
+        }
+    }
+    fn put_empty_tagged_fields(&mut self) {
+        self.push(0);
+    }
+}
+
+trait SizedWriter {
+    fn put_nullable_bytes_with(&mut self, v: Option<&[u8]>, compact: bool, int16_len: bool);
+}
+
+impl SizedWriter for Vec<u8> {
+    fn put_nullable_bytes_with(&mut self, v: Option<&[u8]>, compact: bool, int16_len: bool) {
+        match (v, compact) {
+            (None, true) => self.put_uvarint(0),
+            (None, false) if int16_len => self.put_i16(-1),
+            (None, false) => self.put_i32(-1),
+            (Some(b), true) => {
+                self.put_uvarint(b.len() as u32 + 1);
+                self.extend_from_slice(b);
+            }
+            (Some(b), false) => {
+                if int16_len {
+                    self.put_i16(b.len() as i16);
+                } else {
+                    self.put_i32(b.len() as i32);
+                }
+                self.extend_from_slice(b);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zigzag_vectors() {
+        for (v, bytes) in [(-1i32, vec![0x01]), (0, vec![0x00]), (1, vec![0x02]), (70, vec![0x8c, 0x01])] {
+            let mut out = Vec::new();
+            out.put_varint(v);
+            assert_eq!(out, bytes, "encode {v}");
+            assert_eq!(Reader::new(&bytes, 0).varint().unwrap(), v, "decode {v}");
+        }
+        for v in [i64::MIN, -1, 0, 1, i64::MAX] {
+            let mut out = Vec::new();
+            out.put_varlong(v);
+            assert_eq!(Reader::new(&out, 0).varlong().unwrap(), v);
+        }
+        for v in [i32::MIN, i32::MAX] {
+            let mut out = Vec::new();
+            out.put_varint(v);
+            assert_eq!(Reader::new(&out, 0).varint().unwrap(), v);
+        }
+    }
+
+    #[test]
+    fn overlong_varints_are_errors() {
+        let six = [0x80u8, 0x80, 0x80, 0x80, 0x80, 0x01];
+        assert!(matches!(Reader::new(&six, 7).uvarint(), Err(Error::Corrupt { position: 7, .. })));
+        let eleven = [0x80u8; 11];
+        assert!(Reader::new(&eleven, 0).varlong().is_err());
+    }
+
+    #[test]
+    fn strings_and_bytes_round_trip() {
+        for compact in [false, true] {
+            let mut out = Vec::new();
+            out.put_string("grüppe", compact);
+            out.put_nullable_string(None, compact);
+            out.put_nullable_bytes(Some(b"\x00\x01"), compact);
+            out.put_nullable_bytes(None, compact);
+            let mut r = Reader::new(&out, 0);
+            assert_eq!(r.string(compact).unwrap(), "grüppe");
+            assert_eq!(r.nullable_string(compact).unwrap(), None);
+            assert_eq!(r.nullable_bytes(compact).unwrap(), Some(vec![0, 1]));
+            assert_eq!(r.nullable_bytes(compact).unwrap(), None);
+            assert!(r.is_empty());
+        }
+    }
+
+    #[test]
+    fn truncation_and_bad_lengths_name_positions() {
+        let mut r = Reader::new(&[0x00, 0x05, b'a'], 100);
+        match r.string(false) {
+            Err(Error::Truncated { position, needed, available, .. }) => {
+                assert_eq!((position, needed, available), (102, 5, 1));
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut r = Reader::new(&[0xff, 0xfe], 10);
+        assert!(matches!(r.string(false), Err(Error::Corrupt { position: 12, .. })));
+        let mut r = Reader::new(&[0x7f, 0xff, 0xff, 0xff], 0);
+        assert!(r.array(false, 1).is_err(), "a count that cannot fit is refused before allocating");
+        let mut r = Reader::new(&[0x00, 0x02, 0xff, 0xfe], 0);
+        assert!(r.string(false).is_err(), "invalid UTF-8");
+    }
+}

@@ -1,0 +1,1 @@
+//! `__consumer_offsets` records (filled below).
