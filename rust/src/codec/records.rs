@@ -1,1 +1,678 @@
-//! `__consumer_offsets` records (filled below).
+//! The group coordinator's records in `__consumer_offsets`.
+//!
+//! A record's key is `int16 record_type` + the key struct; its value is `int16 version` + the
+//! value struct, or null (a tombstone). Types 0 and 1 are offset commits, 2 group metadata.
+//! Other types (the new coordinator's 3 and up) and value versions this codec does not know
+//! are carried as opaque records: never an error.
+//!
+//! Each schema is declared once below as the versions in which each field is present, in byte
+//! order; decoding and encoding read the same declaration, so a field cannot be added to one
+//! and forgotten in the other.
+//!
+//! | schema | field (versions) |
+//! |---|---|
+//! | OffsetCommitKey (type 0, 1) | group, topic: string; partition: int32 |
+//! | GroupMetadataKey (type 2) | group: string |
+//! | OffsetCommitValue 0-4 (4 flexible) | offset int64 (0+), leader_epoch int32 (3+), metadata string (0+), commit_timestamp int64 (0+), expire_timestamp int64 (1 only) |
+//! | GroupMetadataValue 0-4 (4 flexible) | protocol_type string, generation int32, protocol string?, leader string?, current_state_timestamp int64 (2+), members [] |
+//! | MemberMetadata | member_id string, group_instance_id string? (3+), client_id string, client_host string, rebalance_timeout int32 (1+), session_timeout int32, subscription bytes, assignment bytes |
+
+use crate::codec::primitives::{Reader, Writer};
+use crate::error::{Error, Result};
+
+/// Offset commit key (record types 0 and 1; brokers since 0.9 write 1).
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, get_all, module = "groupcoord._native"))]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct OffsetCommitKey {
+    pub group: String,
+    pub topic: String,
+    pub partition: i32,
+    pub record_type: i16,
+}
+
+/// Group metadata key (record type 2).
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, get_all, module = "groupcoord._native"))]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GroupMetadataKey {
+    pub group: String,
+}
+
+/// A key of a record type this codec does not decode.
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, get_all, module = "groupcoord._native"))]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct OpaqueKey {
+    pub record_type: i16,
+    pub data: Vec<u8>,
+}
+
+/// A committed offset (OffsetCommitValue, versions 0 to 4).
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, get_all, module = "groupcoord._native"))]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct OffsetCommitValue {
+    pub offset: i64,
+    pub metadata: String,
+    pub commit_timestamp: i64,
+    pub leader_epoch: i32,
+    pub expire_timestamp: i64,
+    pub version: i16,
+}
+
+/// One member in a group's metadata.
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, get_all, module = "groupcoord._native"))]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct MemberMetadata {
+    pub member_id: String,
+    pub group_instance_id: Option<String>,
+    pub client_id: String,
+    pub client_host: String,
+    pub rebalance_timeout: i32,
+    pub session_timeout: i32,
+    pub subscription: Vec<u8>,
+    pub assignment: Vec<u8>,
+}
+
+/// A classic group's metadata (GroupMetadataValue, versions 0 to 4).
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, get_all, module = "groupcoord._native"))]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct GroupMetadataValue {
+    pub protocol_type: String,
+    pub generation: i32,
+    pub protocol: Option<String>,
+    pub leader: Option<String>,
+    pub current_state_timestamp: i64,
+    pub members: Vec<MemberMetadata>,
+    pub version: i16,
+}
+
+/// A value of a record type, or a value version, this codec does not decode.
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, get_all, module = "groupcoord._native"))]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct OpaqueValue {
+    pub record_type: i16,
+    pub version: i16,
+    pub data: Vec<u8>,
+}
+
+/// A decoded record key.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Key {
+    OffsetCommit(OffsetCommitKey),
+    GroupMetadata(GroupMetadataKey),
+    Opaque(OpaqueKey),
+}
+
+/// A decoded record value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Value {
+    OffsetCommit(OffsetCommitValue),
+    GroupMetadata(GroupMetadataValue),
+    Opaque(OpaqueValue),
+}
+
+impl Key {
+    pub fn record_type(&self) -> i16 {
+        match self {
+            Key::OffsetCommit(k) => k.record_type,
+            Key::GroupMetadata(_) => 2,
+            Key::Opaque(k) => k.record_type,
+        }
+    }
+}
+
+/// Versions a field is present in: `since..=until`.
+#[derive(Clone, Copy)]
+struct Versions(i16, i16);
+
+impl Versions {
+    const ALL: Versions = Versions(0, i16::MAX);
+    const fn from(v: i16) -> Self {
+        Versions(v, i16::MAX)
+    }
+    fn contains(self, v: i16) -> bool {
+        self.0 <= v && v <= self.1
+    }
+}
+
+/// The field layout of OffsetCommitValue, in byte order.
+const OFFSET_COMMIT_VALUE: [(&str, Versions); 5] = [
+    ("offset", Versions::ALL),
+    ("leader_epoch", Versions::from(3)),
+    ("metadata", Versions::ALL),
+    ("commit_timestamp", Versions::ALL),
+    ("expire_timestamp", Versions(1, 1)),
+];
+const OFFSET_COMMIT_VALUE_MAX: i16 = 4;
+
+/// The top-level field layout of GroupMetadataValue, in byte order (members come last).
+const GROUP_METADATA_VALUE: [(&str, Versions); 6] = [
+    ("protocol_type", Versions::ALL),
+    ("generation", Versions::ALL),
+    ("protocol", Versions::ALL),
+    ("leader", Versions::ALL),
+    ("current_state_timestamp", Versions::from(2)),
+    ("members", Versions::ALL),
+];
+const MEMBER_METADATA: [(&str, Versions); 8] = [
+    ("member_id", Versions::ALL),
+    ("group_instance_id", Versions::from(3)),
+    ("client_id", Versions::ALL),
+    ("client_host", Versions::ALL),
+    ("rebalance_timeout", Versions::from(1)),
+    ("session_timeout", Versions::ALL),
+    ("subscription", Versions::ALL),
+    ("assignment", Versions::ALL),
+];
+const GROUP_METADATA_VALUE_MAX: i16 = 4;
+/// Both values became flexible (compact strings, tagged fields) at version 4.
+const FIRST_FLEXIBLE: i16 = 4;
+
+fn fields(layout: &'static [(&'static str, Versions)], version: i16) -> impl Iterator<Item = &'static str> {
+    layout.iter().filter(move |(_, v)| v.contains(version)).map(|(name, _)| *name)
+}
+
+/// Decodes a record key (`int16 record_type` + struct).
+pub fn decode_key(data: &[u8], position: usize) -> Result<Key> {
+    let mut r = Reader::new(data, position);
+    let record_type = r.i16()?;
+    let key = match record_type {
+        0 | 1 => Key::OffsetCommit(OffsetCommitKey {
+            group: r.string(false)?,
+            topic: r.string(false)?,
+            partition: r.i32()?,
+            record_type,
+        }),
+        2 => Key::GroupMetadata(GroupMetadataKey { group: r.string(false)? }),
+        _ => {
+            return Ok(Key::Opaque(OpaqueKey {
+                record_type,
+                data: r.rest().to_vec(),
+            }))
+        }
+    };
+    if !r.is_empty() {
+        return Err(r.corrupt(format!("{} bytes after a type-{record_type} key", r.remaining())));
+    }
+    Ok(key)
+}
+
+/// Decodes a record value given its key; `None` input is a tombstone.
+pub fn decode_value(key: &Key, data: Option<&[u8]>, position: usize) -> Result<Option<Value>> {
+    let Some(data) = data else { return Ok(None) };
+    let mut r = Reader::new(data, position);
+    let version = r.i16()?;
+    let opaque = |r: &mut Reader<'_>| {
+        Value::Opaque(OpaqueValue {
+            record_type: key.record_type(),
+            version,
+            data: r.rest().to_vec(),
+        })
+    };
+    let value = match key {
+        Key::OffsetCommit(_) if (0..=OFFSET_COMMIT_VALUE_MAX).contains(&version) => {
+            Value::OffsetCommit(decode_offset_commit_value(&mut r, version)?)
+        }
+        Key::GroupMetadata(_) if (0..=GROUP_METADATA_VALUE_MAX).contains(&version) => {
+            Value::GroupMetadata(decode_group_metadata_value(&mut r, version)?)
+        }
+        _ => return Ok(Some(opaque(&mut r))),
+    };
+    if !r.is_empty() {
+        return Err(r.corrupt(format!("{} bytes after a version-{version} value", r.remaining())));
+    }
+    Ok(Some(value))
+}
+
+fn decode_offset_commit_value(r: &mut Reader<'_>, version: i16) -> Result<OffsetCommitValue> {
+    let flexible = version >= FIRST_FLEXIBLE;
+    let mut v = OffsetCommitValue {
+        offset: 0,
+        metadata: String::new(),
+        commit_timestamp: -1,
+        leader_epoch: -1,
+        expire_timestamp: -1,
+        version,
+    };
+    for field in fields(&OFFSET_COMMIT_VALUE, version) {
+        match field {
+            "offset" => v.offset = r.i64()?,
+            "leader_epoch" => v.leader_epoch = r.i32()?,
+            "metadata" => v.metadata = r.string(flexible)?,
+            "commit_timestamp" => v.commit_timestamp = r.i64()?,
+            "expire_timestamp" => v.expire_timestamp = r.i64()?,
+            other => unreachable!("undeclared field {other}"),
+        }
+    }
+    if flexible {
+        r.tagged_fields()?;
+    }
+    Ok(v)
+}
+
+fn decode_group_metadata_value(r: &mut Reader<'_>, version: i16) -> Result<GroupMetadataValue> {
+    let flexible = version >= FIRST_FLEXIBLE;
+    let mut v = GroupMetadataValue {
+        protocol_type: String::new(),
+        generation: 0,
+        protocol: None,
+        leader: None,
+        current_state_timestamp: -1,
+        members: Vec::new(),
+        version,
+    };
+    for field in fields(&GROUP_METADATA_VALUE, version) {
+        match field {
+            "protocol_type" => v.protocol_type = r.string(flexible)?,
+            "generation" => v.generation = r.i32()?,
+            "protocol" => v.protocol = r.nullable_string(flexible)?,
+            "leader" => v.leader = r.nullable_string(flexible)?,
+            "current_state_timestamp" => v.current_state_timestamp = r.i64()?,
+            "members" => {
+                let n = r.array(flexible, 8)?;
+                v.members.reserve(n);
+                for _ in 0..n {
+                    v.members.push(decode_member(r, version)?);
+                }
+            }
+            other => unreachable!("undeclared field {other}"),
+        }
+    }
+    if flexible {
+        r.tagged_fields()?;
+    }
+    Ok(v)
+}
+
+fn decode_member(r: &mut Reader<'_>, version: i16) -> Result<MemberMetadata> {
+    let flexible = version >= FIRST_FLEXIBLE;
+    let mut m = MemberMetadata {
+        member_id: String::new(),
+        group_instance_id: None,
+        client_id: String::new(),
+        client_host: String::new(),
+        rebalance_timeout: -1,
+        session_timeout: 0,
+        subscription: Vec::new(),
+        assignment: Vec::new(),
+    };
+    for field in fields(&MEMBER_METADATA, version) {
+        match field {
+            "member_id" => m.member_id = r.string(flexible)?,
+            "group_instance_id" => m.group_instance_id = r.nullable_string(flexible)?,
+            "client_id" => m.client_id = r.string(flexible)?,
+            "client_host" => m.client_host = r.string(flexible)?,
+            "rebalance_timeout" => m.rebalance_timeout = r.i32()?,
+            "session_timeout" => m.session_timeout = r.i32()?,
+            "subscription" => m.subscription = r.bytes(flexible)?,
+            "assignment" => m.assignment = r.bytes(flexible)?,
+            other => unreachable!("undeclared field {other}"),
+        }
+    }
+    if version == 0 {
+        // Version 0 has no rebalance timeout; Kafka uses the session timeout.
+        m.rebalance_timeout = m.session_timeout;
+    }
+    if flexible {
+        r.tagged_fields()?;
+    }
+    Ok(m)
+}
+
+/// Encodes a record key.
+pub fn encode_key(key: &Key) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.put_i16(key.record_type());
+    match key {
+        Key::OffsetCommit(k) => {
+            out.put_string(&k.group, false);
+            out.put_string(&k.topic, false);
+            out.put_i32(k.partition);
+        }
+        Key::GroupMetadata(k) => out.put_string(&k.group, false),
+        Key::Opaque(k) => out.extend_from_slice(&k.data),
+    }
+    out
+}
+
+/// Encodes a record value at its `version`.
+pub fn encode_value(value: &Value) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    match value {
+        Value::OffsetCommit(v) => {
+            check_version("OffsetCommitValue", v.version, OFFSET_COMMIT_VALUE_MAX)?;
+            let flexible = v.version >= FIRST_FLEXIBLE;
+            out.put_i16(v.version);
+            for field in fields(&OFFSET_COMMIT_VALUE, v.version) {
+                match field {
+                    "offset" => out.put_i64(v.offset),
+                    "leader_epoch" => out.put_i32(v.leader_epoch),
+                    "metadata" => out.put_string(&v.metadata, flexible),
+                    "commit_timestamp" => out.put_i64(v.commit_timestamp),
+                    "expire_timestamp" => out.put_i64(v.expire_timestamp),
+                    other => unreachable!("undeclared field {other}"),
+                }
+            }
+            if flexible {
+                out.put_empty_tagged_fields();
+            }
+        }
+        Value::GroupMetadata(v) => {
+            check_version("GroupMetadataValue", v.version, GROUP_METADATA_VALUE_MAX)?;
+            let flexible = v.version >= FIRST_FLEXIBLE;
+            out.put_i16(v.version);
+            for field in fields(&GROUP_METADATA_VALUE, v.version) {
+                match field {
+                    "protocol_type" => out.put_string(&v.protocol_type, flexible),
+                    "generation" => out.put_i32(v.generation),
+                    "protocol" => out.put_nullable_string(v.protocol.as_deref(), flexible),
+                    "leader" => out.put_nullable_string(v.leader.as_deref(), flexible),
+                    "current_state_timestamp" => out.put_i64(v.current_state_timestamp),
+                    "members" => {
+                        out.put_array_len(v.members.len(), flexible);
+                        for m in &v.members {
+                            encode_member(&mut out, m, v.version);
+                        }
+                    }
+                    other => unreachable!("undeclared field {other}"),
+                }
+            }
+            if flexible {
+                out.put_empty_tagged_fields();
+            }
+        }
+        Value::Opaque(v) => {
+            out.put_i16(v.version);
+            out.extend_from_slice(&v.data);
+        }
+    }
+    Ok(out)
+}
+
+fn encode_member(out: &mut Vec<u8>, m: &MemberMetadata, version: i16) {
+    let flexible = version >= FIRST_FLEXIBLE;
+    for field in fields(&MEMBER_METADATA, version) {
+        match field {
+            "member_id" => out.put_string(&m.member_id, flexible),
+            "group_instance_id" => out.put_nullable_string(m.group_instance_id.as_deref(), flexible),
+            "client_id" => out.put_string(&m.client_id, flexible),
+            "client_host" => out.put_string(&m.client_host, flexible),
+            "rebalance_timeout" => out.put_i32(m.rebalance_timeout),
+            "session_timeout" => out.put_i32(m.session_timeout),
+            "subscription" => out.put_nullable_bytes(Some(&m.subscription), flexible),
+            "assignment" => out.put_nullable_bytes(Some(&m.assignment), flexible),
+            other => unreachable!("undeclared field {other}"),
+        }
+    }
+    if flexible {
+        out.put_empty_tagged_fields();
+    }
+}
+
+fn check_version(schema: &str, version: i16, max: i16) -> Result<()> {
+    if (0..=max).contains(&version) {
+        Ok(())
+    } else {
+        Err(Error::UnsupportedVersion(format!("{schema} version {version} (known: 0 to {max})")))
+    }
+}
+
+/// The consumer protocol's subscription (`ConsumerProtocolSubscription`, versions 0 to 3).
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, get_all, module = "groupcoord._native"))]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ConsumerProtocolSubscription {
+    pub version: i16,
+    pub topics: Vec<String>,
+    pub user_data: Option<Vec<u8>>,
+    pub owned_partitions: Vec<(String, Vec<i32>)>,
+    pub generation_id: i32,
+    pub rack_id: Option<String>,
+}
+
+/// The consumer protocol's assignment (`ConsumerProtocolAssignment`, versions 0 to 3).
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, get_all, module = "groupcoord._native"))]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ConsumerProtocolAssignment {
+    pub version: i16,
+    pub assigned_partitions: Vec<(String, Vec<i32>)>,
+    pub user_data: Option<Vec<u8>>,
+}
+
+fn decode_topic_partitions(r: &mut Reader<'_>) -> Result<Vec<(String, Vec<i32>)>> {
+    let n = r.array(false, 6)?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let topic = r.string(false)?;
+        let count = r.array(false, 4)?;
+        let mut partitions = Vec::with_capacity(count);
+        for _ in 0..count {
+            partitions.push(r.i32()?);
+        }
+        out.push((topic, partitions));
+    }
+    Ok(out)
+}
+
+fn encode_topic_partitions(out: &mut Vec<u8>, tps: &[(String, Vec<i32>)]) {
+    out.put_array_len(tps.len(), false);
+    for (topic, partitions) in tps {
+        out.put_string(topic, false);
+        out.put_array_len(partitions.len(), false);
+        for &p in partitions {
+            out.put_i32(p);
+        }
+    }
+}
+
+/// Decodes a subscription; versions above 3 are read as their version-3 prefix, as Kafka does.
+pub fn decode_subscription(data: &[u8], position: usize) -> Result<ConsumerProtocolSubscription> {
+    let mut r = Reader::new(data, position);
+    let version = r.i16()?;
+    if version < 0 {
+        return Err(r.corrupt(format!("negative subscription version {version}")));
+    }
+    let n = r.array(false, 2)?;
+    let mut topics = Vec::with_capacity(n);
+    for _ in 0..n {
+        topics.push(r.string(false)?);
+    }
+    let user_data = r.nullable_bytes(false)?;
+    let owned_partitions = if version >= 1 { decode_topic_partitions(&mut r)? } else { Vec::new() };
+    let generation_id = if version >= 2 { r.i32()? } else { -1 };
+    let rack_id = if version >= 3 { r.nullable_string(false)? } else { None };
+    Ok(ConsumerProtocolSubscription { version, topics, user_data, owned_partitions, generation_id, rack_id })
+}
+
+pub fn encode_subscription(s: &ConsumerProtocolSubscription) -> Result<Vec<u8>> {
+    check_version("ConsumerProtocolSubscription", s.version, 3)?;
+    let mut out = Vec::new();
+    out.put_i16(s.version);
+    out.put_array_len(s.topics.len(), false);
+    for t in &s.topics {
+        out.put_string(t, false);
+    }
+    out.put_nullable_bytes(s.user_data.as_deref(), false);
+    if s.version >= 1 {
+        encode_topic_partitions(&mut out, &s.owned_partitions);
+    }
+    if s.version >= 2 {
+        out.put_i32(s.generation_id);
+    }
+    if s.version >= 3 {
+        out.put_nullable_string(s.rack_id.as_deref(), false);
+    }
+    Ok(out)
+}
+
+/// Decodes an assignment (all versions share one layout).
+pub fn decode_assignment(data: &[u8], position: usize) -> Result<ConsumerProtocolAssignment> {
+    let mut r = Reader::new(data, position);
+    let version = r.i16()?;
+    if version < 0 {
+        return Err(r.corrupt(format!("negative assignment version {version}")));
+    }
+    let assigned_partitions = decode_topic_partitions(&mut r)?;
+    let user_data = r.nullable_bytes(false)?;
+    Ok(ConsumerProtocolAssignment { version, assigned_partitions, user_data })
+}
+
+pub fn encode_assignment(a: &ConsumerProtocolAssignment) -> Result<Vec<u8>> {
+    check_version("ConsumerProtocolAssignment", a.version, 3)?;
+    let mut out = Vec::new();
+    out.put_i16(a.version);
+    encode_topic_partitions(&mut out, &a.assigned_partitions);
+    out.put_nullable_bytes(a.user_data.as_deref(), false);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(s: &str) -> Vec<u8> {
+        let s: String = s.chars().filter(char::is_ascii_hexdigit).collect();
+        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    }
+
+    const GROUP: &str = "kafkesc-devcluster-group-id";
+
+    /// offsets-log-format.md §9.4: real captures.
+    #[test]
+    fn offset_commit_capture() {
+        let key = decode_key(&hex("0001001b6b61666b6573632d646576636c75737465722d67726f75702d6964000374303100000000"), 0).unwrap();
+        assert_eq!(key, Key::OffsetCommit(OffsetCommitKey { group: GROUP.into(), topic: "t01".into(), partition: 0, record_type: 1 }));
+        let value = decode_value(&key, Some(&hex("0003000000000000006affffffff00000000018579eff58c")), 0).unwrap().unwrap();
+        assert_eq!(
+            value,
+            Value::OffsetCommit(OffsetCommitValue { offset: 106, metadata: String::new(), commit_timestamp: 1_672_788_047_244, leader_epoch: -1, expire_timestamp: -1, version: 3 })
+        );
+        assert_eq!(encode_value(&value).unwrap(), hex("0003000000000000006affffffff00000000018579eff58c"));
+        assert_eq!(encode_key(&key), hex("0001001b6b61666b6573632d646576636c75737465722d67726f75702d6964000374303100000000"));
+        assert_eq!(decode_value(&key, None, 0).unwrap(), None, "tombstone");
+    }
+
+    #[test]
+    fn group_metadata_capture() {
+        let value_hex = "00030008636f6e73756d657200000007000572616e6765002c72646b61666b61\
+            2d39663466633162302d316437642d343437312d393065382d65306636346633\
+            6339643966000001857ee10d9500000001002c72646b61666b612d3966346663\
+            3162302d316437642d343437312d393065382d653066363466336339643966ff\
+            ff000772646b61666b61000b2f3137322e31382e302e31000493e00000afc800\
+            000013000100000001000374303100000000000000000000001f000000000001\
+            00037430310000000300000000000000010000000200000000";
+        let key = decode_key(&hex("0002001b6b61666b6573632d646576636c75737465722d67726f75702d6964"), 0).unwrap();
+        assert_eq!(key, Key::GroupMetadata(GroupMetadataKey { group: GROUP.into() }));
+        let Some(Value::GroupMetadata(v)) = decode_value(&key, Some(&hex(value_hex)), 0).unwrap() else { panic!() };
+        assert_eq!((v.protocol_type.as_str(), v.generation, v.protocol.as_deref(), v.current_state_timestamp), ("consumer", 7, Some("range"), 1_672_870_956_437));
+        let m = &v.members[0];
+        assert_eq!(Some(m.member_id.as_str()), v.leader.as_deref());
+        assert_eq!((m.group_instance_id.as_deref(), m.client_id.as_str(), m.client_host.as_str()), (None, "rdkafka", "/172.18.0.1"));
+        assert_eq!((m.rebalance_timeout, m.session_timeout), (300_000, 45_000));
+        let sub = decode_subscription(&m.subscription, 0).unwrap();
+        assert_eq!((sub.version, sub.topics.clone(), sub.owned_partitions.len()), (1, vec!["t01".to_owned()], 0));
+        let asg = decode_assignment(&m.assignment, 0).unwrap();
+        assert_eq!(asg.assigned_partitions, vec![("t01".to_owned(), vec![0, 1, 2])]);
+        assert_eq!(encode_value(&Value::GroupMetadata(v.clone())).unwrap(), hex(value_hex));
+        assert_eq!(encode_subscription(&sub).unwrap(), m.subscription);
+        assert_eq!(encode_assignment(&asg).unwrap(), m.assignment);
+    }
+
+    /// §9.5 (Burrow, older versions) and §9.6 (constructed v1 and v4).
+    #[test]
+    fn older_and_flexible_versions() {
+        let key = Key::OffsetCommit(OffsetCommitKey { group: "g".into(), topic: "t".into(), partition: 0, record_type: 1 });
+        for (hex_value, expected) in [
+            ("0000 00000000000020b4 0008 7465737464617461 0000000000000665", OffsetCommitValue { offset: 8372, metadata: "testdata".into(), commit_timestamp: 1637, leader_epoch: -1, expire_timestamp: -1, version: 0 }),
+            ("0001 0000000000000064 0008 6d65746164617461 00000000000004d2 ffffffffffffffff", OffsetCommitValue { offset: 100, metadata: "metadata".into(), commit_timestamp: 1234, leader_epoch: -1, expire_timestamp: -1, version: 1 }),
+            ("0004 0000000000000064 0000000a 09 6d65746164617461 00000000000004d2 00", OffsetCommitValue { offset: 100, metadata: "metadata".into(), commit_timestamp: 1234, leader_epoch: 10, expire_timestamp: -1, version: 4 }),
+        ] {
+            let value = Value::OffsetCommit(expected);
+            assert_eq!(decode_value(&key, Some(&hex(hex_value)), 0).unwrap(), Some(value.clone()));
+            assert_eq!(encode_value(&value).unwrap(), hex(hex_value));
+        }
+        let gkey = Key::GroupMetadata(GroupMetadataKey { group: "g".into() });
+        let v1 = hex(
+            "00010008636f6e73756d657200000001000c7465737470726f746f636f6c000a\
+             746573746c656164657200000001000c746573746d656d6265726964000c7465\
+             7374636c69656e746964000e74657374636c69656e74686f7374000000040000\
+             0008000000000000001a0000000000010006746f70696331000000010000000b\
+             00000000",
+        );
+        let Some(Value::GroupMetadata(g)) = decode_value(&gkey, Some(&v1), 0).unwrap() else { panic!() };
+        assert_eq!((g.version, g.generation, g.members[0].rebalance_timeout, g.members[0].session_timeout), (1, 1, 4, 8));
+        assert_eq!(decode_assignment(&g.members[0].assignment, 0).unwrap().assigned_partitions, vec![("topic1".to_owned(), vec![11])]);
+        assert_eq!(encode_value(&Value::GroupMetadata(g)).unwrap(), v1);
+    }
+
+    #[test]
+    fn every_version_round_trips() {
+        let member = MemberMetadata {
+            member_id: "m-1".into(),
+            group_instance_id: Some("i-1".into()),
+            client_id: "c".into(),
+            client_host: "/127.0.0.1".into(),
+            rebalance_timeout: 300_000,
+            session_timeout: 45_000,
+            subscription: vec![0, 1, 2],
+            assignment: vec![],
+        };
+        for version in 0..=4 {
+            let mut m = member.clone();
+            if version < 3 {
+                m.group_instance_id = None;
+            }
+            if version == 0 {
+                m.rebalance_timeout = m.session_timeout;
+            }
+            let g = Value::GroupMetadata(GroupMetadataValue {
+                protocol_type: "consumer".into(),
+                generation: 3,
+                protocol: Some("range".into()),
+                leader: None,
+                current_state_timestamp: if version >= 2 { 77 } else { -1 },
+                members: vec![m],
+                version,
+            });
+            let key = Key::GroupMetadata(GroupMetadataKey { group: "g".into() });
+            assert_eq!(decode_value(&key, Some(&encode_value(&g).unwrap()), 0).unwrap(), Some(g));
+            let o = Value::OffsetCommit(OffsetCommitValue {
+                offset: 5,
+                metadata: "m".into(),
+                commit_timestamp: 9,
+                leader_epoch: if version >= 3 { 2 } else { -1 },
+                expire_timestamp: if version == 1 { 99 } else { -1 },
+                version,
+            });
+            let key = Key::OffsetCommit(OffsetCommitKey { group: "g".into(), topic: "t".into(), partition: 1, record_type: 1 });
+            assert_eq!(decode_value(&key, Some(&encode_value(&o).unwrap()), 0).unwrap(), Some(o));
+        }
+    }
+
+    #[test]
+    fn unknown_types_and_versions_are_opaque() {
+        let key = decode_key(&hex("0003 0005 67726f7570"), 0).unwrap();
+        assert_eq!(key, Key::Opaque(OpaqueKey { record_type: 3, data: hex("000567726f7570") }));
+        let value = decode_value(&key, Some(&hex("0000 0000000a 00")), 0).unwrap();
+        assert_eq!(value, Some(Value::Opaque(OpaqueValue { record_type: 3, version: 0, data: hex("0000000a00") })));
+        let okey = Key::OffsetCommit(OffsetCommitKey { group: "g".into(), topic: "t".into(), partition: 1, record_type: 1 });
+        assert!(matches!(decode_value(&okey, Some(&hex("0009 01")), 0).unwrap(), Some(Value::Opaque(_))));
+        assert!(encode_value(&Value::OffsetCommit(OffsetCommitValue { offset: 0, metadata: String::new(), commit_timestamp: 0, leader_epoch: -1, expire_timestamp: -1, version: 5 })).is_err());
+    }
+
+    #[test]
+    fn flexible_values_skip_unknown_tags() {
+        // v4 OffsetCommitValue with one unknown tagged field (tag 7, 2 bytes).
+        let data = hex("0004 0000000000000064 0000000a 09 6d65746164617461 00000000000004d2 01 07 02 abcd");
+        let key = Key::OffsetCommit(OffsetCommitKey { group: "g".into(), topic: "t".into(), partition: 1, record_type: 1 });
+        let Some(Value::OffsetCommit(v)) = decode_value(&key, Some(&data), 0).unwrap() else { panic!() };
+        assert_eq!((v.offset, v.leader_epoch), (100, 10));
+    }
+
+    #[test]
+    fn truncated_values_name_the_position() {
+        let key = Key::OffsetCommit(OffsetCommitKey { group: "g".into(), topic: "t".into(), partition: 1, record_type: 1 });
+        let data = hex("0003000000000000006affffffff00000000018579eff58c");
+        for cut in 0..data.len() {
+            let err = decode_value(&key, Some(&data[..cut]), 500).unwrap_err();
+            assert!(err.position().is_some_and(|p| p >= 500));
+        }
+    }
+}
