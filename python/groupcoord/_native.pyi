@@ -1,7 +1,8 @@
 """Type stubs for groupcoord's compiled core (``groupcoord._native``)."""
 
-from collections.abc import Callable, Hashable, Iterable
-from typing import final
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from os import PathLike
+from typing import Any, TypeAlias, final
 
 from typing_extensions import Self
 
@@ -114,3 +115,360 @@ def empty_call() -> None:
 
 def call_repeatedly(callback: Callable[[], object], times: int) -> None:
     """Call ``callback()`` ``times`` times from Rust: the floor of a Rust -> Python crossing."""
+
+# --- __consumer_offsets codec ----------------------------------------------------------------
+
+class CorruptRecordError(GroupCoordError, ValueError):
+    """Truncated or corrupt log input."""
+
+    position: int | None
+    """Absolute byte position (in the buffer or file) of the bad batch or field."""
+    reason: str
+    """What was wrong."""
+
+class UnsupportedVersionError(GroupCoordError, ValueError):
+    """A record version this codec cannot write."""
+
+@final
+class OffsetCommitKey:
+    """Key of a committed offset (record types 0 and 1; brokers since 0.9 write 1)."""
+
+    def __new__(cls, group: str, topic: str, partition: int, record_type: int = 1) -> Self: ...
+    @property
+    def group(self) -> str: ...
+    @property
+    def topic(self) -> str: ...
+    @property
+    def partition(self) -> int: ...
+    @property
+    def record_type(self) -> int: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class GroupMetadataKey:
+    """Key of a group's metadata (record type 2)."""
+
+    def __new__(cls, group: str) -> Self: ...
+    @property
+    def group(self) -> str: ...
+    @property
+    def record_type(self) -> int: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class OpaqueKey:
+    """Key of a record type this codec does not decode (the new coordinator's 3 and up)."""
+
+    def __new__(cls, record_type: int, data: bytes) -> Self: ...
+    @property
+    def record_type(self) -> int: ...
+    @property
+    def data(self) -> bytes: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class OffsetCommitValue:
+    """A committed offset, OffsetCommitValue versions 0 to 4 (brokers write 3; 4 is flexible).
+
+    ``leader_epoch`` exists from version 3, ``expire_timestamp`` only in version 1; absent
+    fields read as -1.
+    """
+
+    def __new__(
+        cls,
+        offset: int,
+        metadata: str = "",
+        commit_timestamp: int = -1,
+        leader_epoch: int = -1,
+        expire_timestamp: int = -1,
+        version: int = 3,
+    ) -> Self: ...
+    @property
+    def offset(self) -> int: ...
+    @property
+    def metadata(self) -> str: ...
+    @property
+    def commit_timestamp(self) -> int: ...
+    @property
+    def leader_epoch(self) -> int: ...
+    @property
+    def expire_timestamp(self) -> int: ...
+    @property
+    def version(self) -> int: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class MemberMetadata:
+    """One member of a classic group, as stored in GroupMetadataValue."""
+
+    def __new__(
+        cls,
+        member_id: str,
+        group_instance_id: str | None,
+        client_id: str,
+        client_host: str,
+        rebalance_timeout: int,
+        session_timeout: int,
+        subscription: bytes,
+        assignment: bytes,
+    ) -> Self: ...
+    @property
+    def member_id(self) -> str: ...
+    @property
+    def group_instance_id(self) -> str | None: ...
+    @property
+    def client_id(self) -> str: ...
+    @property
+    def client_host(self) -> str: ...
+    @property
+    def rebalance_timeout(self) -> int: ...
+    @property
+    def session_timeout(self) -> int: ...
+    @property
+    def subscription(self) -> bytes: ...
+    @property
+    def assignment(self) -> bytes: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class GroupMetadataValue:
+    """A classic group's metadata, GroupMetadataValue versions 0 to 4 (brokers write 3)."""
+
+    def __new__(
+        cls,
+        protocol_type: str,
+        generation: int,
+        protocol: str | None,
+        leader: str | None,
+        current_state_timestamp: int = -1,
+        members: list[MemberMetadata] = ...,
+        version: int = 3,
+    ) -> Self: ...
+    @property
+    def protocol_type(self) -> str: ...
+    @property
+    def generation(self) -> int: ...
+    @property
+    def protocol(self) -> str | None: ...
+    @property
+    def leader(self) -> str | None: ...
+    @property
+    def current_state_timestamp(self) -> int: ...
+    @property
+    def members(self) -> list[MemberMetadata]: ...
+    @property
+    def version(self) -> int: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class OpaqueValue:
+    """A value of a record type, or a value version, this codec does not decode."""
+
+    def __new__(cls, record_type: int, version: int, data: bytes) -> Self: ...
+    @property
+    def record_type(self) -> int: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def data(self) -> bytes: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class ConsumerProtocolSubscription:
+    """The consumer protocol's subscription (versions 0 to 3) inside a member's metadata."""
+
+    def __new__(
+        cls,
+        topics: list[str],
+        user_data: bytes | None = None,
+        owned_partitions: list[tuple[str, list[int]]] = ...,
+        generation_id: int = -1,
+        rack_id: str | None = None,
+        version: int = 3,
+    ) -> Self: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def topics(self) -> list[str]: ...
+    @property
+    def user_data(self) -> bytes | None: ...
+    @property
+    def owned_partitions(self) -> list[tuple[str, list[int]]]: ...
+    @property
+    def generation_id(self) -> int: ...
+    @property
+    def rack_id(self) -> str | None: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class ConsumerProtocolAssignment:
+    """The consumer protocol's assignment (versions 0 to 3) inside a member's metadata."""
+
+    def __new__(
+        cls,
+        assigned_partitions: list[tuple[str, list[int]]],
+        user_data: bytes | None = None,
+        version: int = 3,
+    ) -> Self: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def assigned_partitions(self) -> list[tuple[str, list[int]]]: ...
+    @property
+    def user_data(self) -> bytes | None: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+_Key: TypeAlias = OffsetCommitKey | GroupMetadataKey | OpaqueKey
+_Value: TypeAlias = OffsetCommitValue | GroupMetadataValue | OpaqueValue
+
+@final
+class Record:
+    """One record of a batch: absolute offset and timestamp, raw key and value."""
+
+    @property
+    def offset(self) -> int: ...
+    @property
+    def timestamp(self) -> int: ...
+    @property
+    def key(self) -> bytes | None: ...
+    @property
+    def value(self) -> bytes | None: ...
+    @property
+    def headers(self) -> list[tuple[str, bytes | None]]: ...
+
+@final
+class RecordBatch:
+    """A batch as it lies in the log: magic 2, or one legacy (magic 0/1) message or wrapper,
+    whose v2-only fields are -1 / False."""
+
+    @property
+    def position(self) -> int:
+        """Byte position of the batch in the input."""
+    @property
+    def size(self) -> int:
+        """Bytes the batch takes, its 12-byte offset and length prefix included."""
+    @property
+    def base_offset(self) -> int: ...
+    @property
+    def last_offset(self) -> int: ...
+    @property
+    def magic(self) -> int: ...
+    @property
+    def compression(self) -> str:
+        """"none", "gzip", "snappy", "lz4" or "zstd"."""
+    @property
+    def timestamp_type(self) -> str:
+        """"create" or "log_append"."""
+    @property
+    def base_timestamp(self) -> int: ...
+    @property
+    def max_timestamp(self) -> int: ...
+    @property
+    def producer_id(self) -> int: ...
+    @property
+    def producer_epoch(self) -> int: ...
+    @property
+    def base_sequence(self) -> int: ...
+    @property
+    def partition_leader_epoch(self) -> int: ...
+    @property
+    def is_transactional(self) -> bool: ...
+    @property
+    def is_control(self) -> bool: ...
+    @property
+    def crc(self) -> int: ...
+    @property
+    def records(self) -> list[Record]: ...
+
+@final
+class OffsetsRecord:
+    """One decoded record of a ``__consumer_offsets`` log."""
+
+    @property
+    def partition(self) -> int: ...
+    @property
+    def offset(self) -> int: ...
+    @property
+    def timestamp(self) -> int: ...
+    @property
+    def batch_position(self) -> int: ...
+    @property
+    def producer_id(self) -> int: ...
+    @property
+    def producer_epoch(self) -> int: ...
+    @property
+    def is_transactional(self) -> bool: ...
+    @property
+    def control(self) -> str | None:
+        """"commit" or "abort" for a transaction marker, else None."""
+    @property
+    def key(self) -> _Key | None:
+        """None for a control record."""
+    @property
+    def value(self) -> _Value | None:
+        """None for a tombstone or a control record."""
+
+_Buffer: TypeAlias = bytes | bytearray | memoryview
+
+def read_batches(
+    data: _Buffer, *, position: int = 0, stop_at_corruption: bool = False
+) -> list[RecordBatch]:
+    """Parse a log buffer's batches. ``position`` is added to reported positions. Raises
+    CorruptRecordError at the first corrupt or truncated batch, or with
+    ``stop_at_corruption`` returns the valid batches before it."""
+
+def read_segment(path: str | PathLike[str], *, stop_at_corruption: bool = False) -> list[RecordBatch]:
+    """:func:`read_batches` of a segment file."""
+
+def valid_prefix_length(data: _Buffer) -> int:
+    """Bytes at the start of ``data`` that are whole, valid batches (where recovery truncates)."""
+
+def write_batch(
+    records: Sequence[tuple[bytes | None, bytes | None]],
+    *,
+    base_offset: int,
+    timestamp: int,
+    compression: str = "none",
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = 0,
+    is_transactional: bool = False,
+    partition_leader_epoch: int = 0,
+) -> bytes:
+    """One RecordBatch v2 as a broker writes the coordinator's appends (CreateTime, every
+    record stamped ``timestamp``, offsets ``base_offset`` onwards, CRC-32C)."""
+
+def write_control_batch(
+    *,
+    base_offset: int,
+    timestamp: int,
+    producer_id: int,
+    producer_epoch: int,
+    commit: bool,
+    coordinator_epoch: int = 0,
+    partition_leader_epoch: int = 0,
+) -> bytes:
+    """A control batch holding one transaction marker (COMMIT if ``commit`` else ABORT)."""
+
+def decode_key(data: bytes) -> _Key: ...
+def decode_value(key: _Key, data: bytes | None) -> _Value | None:
+    """None for a tombstone (``data`` None)."""
+
+def encode_key(key: _Key) -> bytes: ...
+def encode_value(value: _Value) -> bytes:
+    """Encodes at ``value.version``; UnsupportedVersionError for a version above 4."""
+
+def decode_subscription(data: bytes) -> ConsumerProtocolSubscription: ...
+def decode_assignment(data: bytes) -> ConsumerProtocolAssignment: ...
+def encode_subscription(subscription: ConsumerProtocolSubscription) -> bytes: ...
+def encode_assignment(assignment: ConsumerProtocolAssignment) -> bytes: ...
+def decode_records(
+    data: _Buffer, *, partition: int = -1, position: int = 0, stop_at_corruption: bool = False
+) -> list[OffsetsRecord]:
+    """Every record of a ``__consumer_offsets`` log buffer, keys and values decoded."""
+
+def decode_segment(
+    path: str | PathLike[str], *, partition: int | None = None, stop_at_corruption: bool = False
+) -> list[OffsetsRecord]:
+    """:func:`decode_records` of a segment file; ``partition`` defaults to the N of a
+    ``__consumer_offsets-N`` parent directory, else -1."""

@@ -5,5 +5,6 @@
 pub mod batch;
 pub mod compression;
 pub mod legacy;
+pub mod log;
 pub mod primitives;
 pub mod records;

@@ -21,7 +21,7 @@ use crate::codec::primitives::{Reader, Writer};
 use crate::error::{Error, Result};
 
 /// Offset commit key (record types 0 and 1; brokers since 0.9 write 1).
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, get_all, module = "groupcoord._native"))]
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, get_all, module = "groupcoord._native"))]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OffsetCommitKey {
     pub group: String,
@@ -31,14 +31,14 @@ pub struct OffsetCommitKey {
 }
 
 /// Group metadata key (record type 2).
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, get_all, module = "groupcoord._native"))]
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, get_all, module = "groupcoord._native"))]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct GroupMetadataKey {
     pub group: String,
 }
 
 /// A key of a record type this codec does not decode.
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, get_all, module = "groupcoord._native"))]
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, module = "groupcoord._native"))]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OpaqueKey {
     pub record_type: i16,
@@ -46,7 +46,7 @@ pub struct OpaqueKey {
 }
 
 /// A committed offset (OffsetCommitValue, versions 0 to 4).
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, get_all, module = "groupcoord._native"))]
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, get_all, module = "groupcoord._native"))]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OffsetCommitValue {
     pub offset: i64,
@@ -58,7 +58,7 @@ pub struct OffsetCommitValue {
 }
 
 /// One member in a group's metadata.
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, get_all, module = "groupcoord._native"))]
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, module = "groupcoord._native"))]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct MemberMetadata {
     pub member_id: String,
@@ -72,7 +72,7 @@ pub struct MemberMetadata {
 }
 
 /// A classic group's metadata (GroupMetadataValue, versions 0 to 4).
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, get_all, module = "groupcoord._native"))]
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, get_all, module = "groupcoord._native"))]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct GroupMetadataValue {
     pub protocol_type: String,
@@ -85,7 +85,7 @@ pub struct GroupMetadataValue {
 }
 
 /// A value of a record type, or a value version, this codec does not decode.
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, get_all, module = "groupcoord._native"))]
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, module = "groupcoord._native"))]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OpaqueValue {
     pub record_type: i16,
@@ -416,7 +416,7 @@ fn check_version(schema: &str, version: i16, max: i16) -> Result<()> {
 }
 
 /// The consumer protocol's subscription (`ConsumerProtocolSubscription`, versions 0 to 3).
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, get_all, module = "groupcoord._native"))]
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, module = "groupcoord._native"))]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ConsumerProtocolSubscription {
     pub version: i16,
@@ -428,7 +428,7 @@ pub struct ConsumerProtocolSubscription {
 }
 
 /// The consumer protocol's assignment (`ConsumerProtocolAssignment`, versions 0 to 3).
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, get_all, module = "groupcoord._native"))]
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, module = "groupcoord._native"))]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ConsumerProtocolAssignment {
     pub version: i16,

@@ -2,6 +2,7 @@
 
 use pyo3::prelude::*;
 
+mod codec;
 mod errors;
 mod purgatory;
 
@@ -11,5 +12,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     errors::register(m)?;
     purgatory::register(m)?;
+    codec::register(m)?;
     Ok(())
 }

@@ -1,0 +1,80 @@
+"""The ``__consumer_offsets`` log codec (Rust): batches, records, keys and values.
+
+Reading: :func:`read_batches` / :func:`read_segment` give the raw batches;
+:func:`decode_records` / :func:`decode_segment` give every record with its key and value
+decoded. Writing: :func:`write_batch`, :func:`write_control_batch`, :func:`encode_key`,
+:func:`encode_value`. Corrupt or truncated input raises :class:`CorruptRecordError` (a
+``ValueError``) naming the byte position.
+"""
+
+from groupcoord._native import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+    CorruptRecordError,
+    GroupMetadataKey,
+    GroupMetadataValue,
+    MemberMetadata,
+    OffsetCommitKey,
+    OffsetCommitValue,
+    OffsetsRecord,
+    OpaqueKey,
+    OpaqueValue,
+    Record,
+    RecordBatch,
+    UnsupportedVersionError,
+    decode_assignment,
+    decode_key,
+    decode_records,
+    decode_segment,
+    decode_subscription,
+    decode_value,
+    encode_assignment,
+    encode_key,
+    encode_subscription,
+    encode_value,
+    read_batches,
+    read_segment,
+    valid_prefix_length,
+    write_batch,
+    write_control_batch,
+)
+
+Key = OffsetCommitKey | GroupMetadataKey | OpaqueKey
+Value = OffsetCommitValue | GroupMetadataValue | OpaqueValue
+
+COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
+
+__all__ = [
+    "COMPRESSIONS",
+    "ConsumerProtocolAssignment",
+    "ConsumerProtocolSubscription",
+    "CorruptRecordError",
+    "GroupMetadataKey",
+    "GroupMetadataValue",
+    "Key",
+    "MemberMetadata",
+    "OffsetCommitKey",
+    "OffsetCommitValue",
+    "OffsetsRecord",
+    "OpaqueKey",
+    "OpaqueValue",
+    "Record",
+    "RecordBatch",
+    "UnsupportedVersionError",
+    "Value",
+    "decode_assignment",
+    "decode_key",
+    "decode_records",
+    "decode_segment",
+    "decode_subscription",
+    "decode_value",
+    "encode_assignment",
+    "encode_key",
+    "encode_subscription",
+    "encode_value",
+    "read_batches",
+    "read_segment",
+    "valid_prefix_length",
+    "write_batch",
+    "write_control_batch",
+]

@@ -1,0 +1,296 @@
+"""The Rust codec through its Python API: reference vectors, round trips of every version and
+compression, cross-checks against kafka-python's record parser, and corrupt input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from kafka.record.default_records import DefaultRecordBatchBuilder
+from kafka.record.memory_records import MemoryRecords
+
+from groupcoord import codec
+from groupcoord.codec import (
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+    CorruptRecordError,
+    GroupMetadataKey,
+    GroupMetadataValue,
+    MemberMetadata,
+    OffsetCommitKey,
+    OffsetCommitValue,
+    OpaqueKey,
+    OpaqueValue,
+)
+
+GROUP = "kafkesc-devcluster-group-id"
+OFFSET_KEY = bytes.fromhex(
+    "0001001b6b61666b6573632d646576636c75737465722d67726f75702d6964000374303100000000"
+)
+OFFSET_VALUE = bytes.fromhex("0003000000000000006affffffff00000000018579eff58c")
+
+# offsets-log-format.md §9.6: commit, tombstone, transactional commit, COMMIT marker.
+SEGMENT = bytes.fromhex(
+    "0000000000000000000000790000000002e0bab9c80000000000000000018579"
+    "eff58c0000018579eff58cffffffffffffffffffff00000000000000018c0100"
+    "0000500001001b6b61666b6573632d646576636c75737465722d67726f75702d"
+    "6964000374303100000000300003000000000000006affffffff000000000185"
+    "79eff58c00"
+    "00000000000000010000006000000000022dd69bc50000000000000000018579"
+    "eff9740000018579eff974ffffffffffffffffffff00000000000000015c0000"
+    "00500001001b6b61666b6573632d646576636c75737465722d67726f75702d69"
+    "640003743031000000000100"
+    "00000000000000020000007900000000027d7aca800010000000000000018579"
+    "effd5c0000018579effd5c0000000000000fa0000000000000000000018c0100"
+    "0000500001001b6b61666b6573632d646576636c75737465722d67726f75702d"
+    "696400037430310000000030000300000000000000c8ffffffff000000000185"
+    "79effd5c00"
+    "0000000000000003000000420000000002bcdd34690030000000000000018579"
+    "efff500000018579efff500000000000000fa00000ffffffff00000001200000"
+    "0008000000010c00000000000500"
+)
+
+
+def test_real_capture_decodes_and_reencodes() -> None:
+    key = codec.decode_key(OFFSET_KEY)
+    assert key == OffsetCommitKey(GROUP, "t01", 0)
+    value = codec.decode_value(key, OFFSET_VALUE)
+    assert value == OffsetCommitValue(106, "", 1672788047244, -1, -1, 3)
+    assert codec.encode_key(key) == OFFSET_KEY
+    assert value is not None and codec.encode_value(value) == OFFSET_VALUE
+    assert codec.decode_value(key, None) is None
+
+
+def test_segment_vector_decodes_with_markers(tmp_path: Path) -> None:
+    directory = tmp_path / "__consumer_offsets-17"
+    directory.mkdir()
+    path = directory / "00000000000000000000.log"
+    path.write_bytes(SEGMENT)
+    records = codec.decode_segment(path)
+    assert [r.offset for r in records] == [0, 1, 2, 3]
+    assert {r.partition for r in records} == {17}
+    assert records[0].value == OffsetCommitValue(106, "", 1672788047244, -1, -1, 3)
+    assert records[1].value is None and records[1].key == records[0].key
+    assert records[2].is_transactional and records[2].producer_id == 4000
+    assert records[3].control == "commit" and records[3].key is None
+    batches = codec.read_segment(path)
+    assert [b.position for b in batches] == [0, 133, 241, 374]
+    assert [b.crc for b in batches] == [0xE0BAB9C8, 0x2DD69BC5, 0x7D7ACA80, 0xBCDD3469]
+
+
+def test_writer_reproduces_the_coordinator_batch_byte_for_byte() -> None:
+    written = codec.write_batch([(OFFSET_KEY, OFFSET_VALUE)], base_offset=0, timestamp=1672788047244)
+    assert written == SEGMENT[:133]
+    marker = codec.write_control_batch(
+        base_offset=3, timestamp=1672788049744, producer_id=4000, producer_epoch=0, commit=True,
+        coordinator_epoch=5,
+    )
+    assert marker == SEGMENT[374:]
+
+
+def test_records_are_immutable_comparable_and_hashable() -> None:
+    key = OffsetCommitKey("g", "t", 1)
+    with pytest.raises(AttributeError):
+        key.group = "other"  # type: ignore[misc]
+    assert key == OffsetCommitKey(group="g", topic="t", partition=1, record_type=1)
+    assert key != OffsetCommitKey("g", "t", 1, record_type=0)
+    assert len({key, OffsetCommitKey("g", "t", 1), GroupMetadataKey("g")}) == 2
+    assert key.to_dict() == {"record_type": 1, "group": "g", "topic": "t", "partition": 1}
+    with pytest.raises(ValueError, match="record_type"):
+        OffsetCommitKey("g", "t", 1, record_type=2)
+    assert "OffsetCommitKey(group=\"g\"" in repr(key)
+
+
+def test_unknown_types_pass_through_opaque() -> None:
+    key = codec.decode_key(bytes.fromhex("0003000567726f7570"))
+    assert key == OpaqueKey(3, bytes.fromhex("000567726f7570"))
+    value = codec.decode_value(key, bytes.fromhex("00000000000a00"))
+    assert value == OpaqueValue(3, 0, bytes.fromhex("0000000a00"))
+    assert codec.encode_key(key) == bytes.fromhex("0003000567726f7570")
+    with pytest.raises(codec.UnsupportedVersionError):
+        codec.encode_value(OffsetCommitValue(1, version=5))
+
+
+# --- round trips ----------------------------------------------------------------------------
+
+names = st.text(max_size=20)
+int32 = st.integers(-(2**31), 2**31 - 1)
+int64 = st.integers(-(2**63), 2**63 - 1)
+
+
+@st.composite
+def offset_values(draw: st.DrawFn) -> OffsetCommitValue:
+    version = draw(st.integers(0, 4))
+    return OffsetCommitValue(
+        offset=draw(int64),
+        metadata=draw(names),
+        commit_timestamp=draw(int64),
+        leader_epoch=draw(int32) if version >= 3 else -1,
+        expire_timestamp=draw(int64) if version == 1 else -1,
+        version=version,
+    )
+
+
+@st.composite
+def group_values(draw: st.DrawFn) -> GroupMetadataValue:
+    version = draw(st.integers(0, 4))
+    members = []
+    for _ in range(draw(st.integers(0, 4))):
+        session = draw(int32)
+        members.append(
+            MemberMetadata(
+                member_id=draw(names),
+                group_instance_id=draw(st.none() | names) if version >= 3 else None,
+                client_id=draw(names),
+                client_host=draw(names),
+                rebalance_timeout=draw(int32) if version >= 1 else session,
+                session_timeout=session,
+                subscription=draw(st.binary(max_size=30)),
+                assignment=draw(st.binary(max_size=30)),
+            )
+        )
+    return GroupMetadataValue(
+        protocol_type=draw(names),
+        generation=draw(int32),
+        protocol=draw(st.none() | names),
+        leader=draw(st.none() | names),
+        current_state_timestamp=draw(int64) if version >= 2 else -1,
+        members=members,
+        version=version,
+    )
+
+
+@given(offset_values(), names, names, int32)
+def test_offset_commit_round_trip_every_version(
+    value: OffsetCommitValue, group: str, topic: str, partition: int
+) -> None:
+    key = OffsetCommitKey(group, topic, partition)
+    assert codec.decode_key(codec.encode_key(key)) == key
+    assert codec.decode_value(key, codec.encode_value(value)) == value
+
+
+@given(group_values(), names)
+def test_group_metadata_round_trip_every_version(value: GroupMetadataValue, group: str) -> None:
+    key = GroupMetadataKey(group)
+    assert codec.decode_value(key, codec.encode_value(value)) == value
+
+
+topic_partitions = st.lists(st.tuples(names, st.lists(int32, max_size=5)), max_size=4)
+
+
+@given(
+    st.integers(0, 3), st.lists(names, max_size=4), st.none() | st.binary(max_size=10),
+    topic_partitions, int32, st.none() | names,
+)
+def test_consumer_protocol_round_trip(
+    version: int, topics: list[str], user_data: bytes | None,
+    owned: list[tuple[str, list[int]]], generation: int, rack: str | None,
+) -> None:
+    sub = ConsumerProtocolSubscription(
+        topics, user_data, owned if version >= 1 else [], generation if version >= 2 else -1,
+        rack if version >= 3 else None, version,
+    )
+    assert codec.decode_subscription(codec.encode_subscription(sub)) == sub
+    asg = ConsumerProtocolAssignment(owned, user_data, version)
+    assert codec.decode_assignment(codec.encode_assignment(asg)) == asg
+
+
+# --- kafka-python cross-checks --------------------------------------------------------------
+
+KAFKA_PYTHON_CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}
+
+
+def kafka_python_batch(
+    records: list[tuple[bytes | None, bytes | None]], compression: str, base_offset: int, ts: int
+) -> bytes:
+    builder = DefaultRecordBatchBuilder(
+        magic=2, compression_type=KAFKA_PYTHON_CODECS[compression], is_transactional=False,
+        producer_id=-1, producer_epoch=-1, base_sequence=-1, batch_size=1 << 30,
+    )
+    for i, (k, v) in enumerate(records):
+        builder.append(i, timestamp=ts + i, key=k, value=v, headers=[])
+    data = bytearray(builder.build())
+    data[0:8] = base_offset.to_bytes(8, "big")
+    return bytes(data)
+
+
+record_lists = st.lists(
+    st.tuples(st.none() | st.binary(max_size=40), st.none() | st.binary(max_size=200)),
+    min_size=1, max_size=20,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(record_lists, st.sampled_from(sorted(KAFKA_PYTHON_CODECS)), st.integers(0, 2**40))
+def test_we_read_what_kafka_python_writes(
+    records: list[tuple[bytes | None, bytes | None]], compression: str, base_offset: int
+) -> None:
+    data = kafka_python_batch(records, compression, base_offset, 1_700_000_000_000)
+    [batch] = codec.read_batches(data)
+    # kafka-python stores a batch uncompressed when compressing would not make it smaller.
+    assert batch.compression in (compression, "none")
+    assert [(r.key, r.value) for r in batch.records] == records
+    assert [r.offset for r in batch.records] == list(range(base_offset, base_offset + len(records)))
+    assert [r.timestamp for r in batch.records] == [1_700_000_000_000 + i for i in range(len(records))]
+
+
+@settings(max_examples=40, deadline=None)
+@given(record_lists, st.sampled_from(codec.COMPRESSIONS), st.integers(0, 2**40))
+def test_kafka_python_reads_what_we_write(
+    records: list[tuple[bytes | None, bytes | None]], compression: str, base_offset: int
+) -> None:
+    data = codec.write_batch(records, base_offset=base_offset, timestamp=1234, compression=compression)
+    parsed = MemoryRecords(data)
+    batch = parsed.next_batch()
+    assert batch is not None and batch.validate_crc()
+    got = [(r.key, r.value, r.offset, r.timestamp) for r in batch]
+    assert got == [(k, v, base_offset + i, 1234) for i, (k, v) in enumerate(records)]
+    assert parsed.next_batch() is None
+
+
+# --- bad input --------------------------------------------------------------------------------
+
+def test_every_truncation_raises_with_a_position() -> None:
+    for cut in range(1, 133):
+        with pytest.raises(CorruptRecordError) as info:
+            codec.read_batches(SEGMENT[:cut], position=4096)
+        assert info.value.position is not None and info.value.position >= 4096
+        assert str(info.value.position) in str(info.value)
+
+
+def test_flipped_byte_names_the_batch_and_recovery_keeps_the_prefix() -> None:
+    damaged = bytearray(SEGMENT)
+    damaged[241 + 70] ^= 0xFF
+    with pytest.raises(CorruptRecordError, match="CRC-32C mismatch") as info:
+        codec.decode_records(damaged)
+    assert info.value.position == 241
+    assert isinstance(info.value, ValueError)
+    kept = codec.decode_records(damaged, stop_at_corruption=True)
+    assert [r.offset for r in kept] == [0, 1]
+    assert codec.valid_prefix_length(damaged) == 241
+    assert codec.valid_prefix_length(SEGMENT) == len(SEGMENT)
+
+
+def test_buffers_of_every_kind() -> None:
+    for data in (SEGMENT, bytearray(SEGMENT), memoryview(SEGMENT)):
+        assert len(codec.decode_records(data)) == 4
+    with pytest.raises(TypeError):
+        codec.decode_records("not bytes")  # type: ignore[arg-type]
+
+
+def test_garbage_never_crashes() -> None:
+    import random
+
+    rng = random.Random(7)
+    for _ in range(2000):
+        data = bytearray(SEGMENT)
+        for _ in range(rng.randint(1, 4)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        if rng.random() < 0.3:
+            data = data[: rng.randrange(len(data))]
+        try:
+            codec.decode_records(bytes(data))
+        except CorruptRecordError as e:
+            assert e.position is not None
