@@ -13,6 +13,9 @@ pub mod error;
 pub mod purgatory;
 pub mod timer;
 
+#[cfg(test)]
+mod testing;
+
 #[cfg(feature = "python")]
 mod python;
 

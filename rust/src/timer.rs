@@ -512,6 +512,7 @@ impl<T> Timer<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Rng;
     use std::collections::BTreeMap;
 
     /// Advances to `now` and returns the payloads that fell due, in order.
@@ -700,21 +701,6 @@ mod tests {
         // Printed for the README's memory-per-operation figure.
         println!("timer entry bytes (u64 payload): {}", Timer::<u64>::entry_bytes());
         assert!(Timer::<u64>::entry_bytes() <= 48);
-    }
-
-    /// A small deterministic PRNG (SplitMix64), so the test needs no dependency.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
     }
 
     #[test]

@@ -110,6 +110,74 @@ fn at_record(error: Error, batch_position: usize, offset: i64) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::codec::batch::{write_batch, write_control_batch, BatchHeader};
+    use crate::codec::compression::Compression;
+    use crate::codec::records::{encode_key, encode_value, GroupMetadataKey, GroupMetadataValue, MemberMetadata, OffsetCommitKey, OffsetCommitValue};
+    use crate::testing::Rng;
+
+    /// A log of every batch kind: offset commits, group metadata, tombstones, each
+    /// compression, a control batch.
+    fn sample_log(rng: &mut Rng) -> Vec<u8> {
+        let mut log = Vec::new();
+        let mut offset = 0;
+        for (i, c) in [Compression::None, Compression::Gzip, Compression::Snappy, Compression::Lz4, Compression::Zstd].into_iter().enumerate() {
+            let mut recs = Vec::new();
+            for p in 0..(1 + rng.below(5) as i32) {
+                let key = encode_key(&Key::OffsetCommit(OffsetCommitKey { group: format!("g{i}"), topic: "t".into(), partition: p, record_type: 1 }));
+                let value = encode_value(&Value::OffsetCommit(OffsetCommitValue { offset: rng.below(1000) as i64, metadata: "m".into(), commit_timestamp: 5, leader_epoch: -1, expire_timestamp: -1, version: (rng.below(5)) as i16 })).unwrap();
+                recs.push((key, Some(value)));
+            }
+            let member = MemberMetadata { member_id: "m".into(), group_instance_id: None, client_id: "c".into(), client_host: "h".into(), rebalance_timeout: 1, session_timeout: 1, subscription: vec![0, 1], assignment: vec![] };
+            let gkey = encode_key(&Key::GroupMetadata(GroupMetadataKey { group: format!("g{i}") }));
+            let gval = encode_value(&Value::GroupMetadata(GroupMetadataValue { protocol_type: "consumer".into(), generation: 1, protocol: Some("range".into()), leader: Some("m".into()), current_state_timestamp: 3, members: vec![member], version: 3 })).unwrap();
+            recs.push((gkey.clone(), Some(gval)));
+            recs.push((gkey, None));
+            let refs: Vec<(Option<&[u8]>, Option<&[u8]>)> = recs.iter().map(|(k, v)| (Some(k.as_slice()), v.as_deref())).collect();
+            let header = BatchHeader { compression: c, ..BatchHeader::plain(offset, 1000) };
+            offset += refs.len() as i64;
+            log.extend(write_batch(&header, &refs).unwrap());
+        }
+        let header = BatchHeader { producer_id: 9, producer_epoch: 0, ..BatchHeader::plain(offset, 1000) };
+        log.extend(write_control_batch(&header, ControlMarker { commit: false, coordinator_epoch: 1 }).unwrap());
+        log
+    }
+
+    /// The bounded stand-in for a fuzz run that CI can afford: random and mutated logs never
+    /// panic, every error names a position inside the input, and the valid prefix decodes.
+    /// (`fuzz/` holds the cargo-fuzz target for long runs by hand.)
+    #[test]
+    fn mutated_and_random_logs_never_panic() {
+        let mut rng = Rng(0xC0FF_EE00);
+        let log = sample_log(&mut rng);
+        assert!(decode_log(&log, 0, 0).error.is_none());
+        for round in 0..4000 {
+            let mut data = log.clone();
+            match round % 4 {
+                0 => {
+                    for _ in 0..1 + rng.below(4) {
+                        let i = rng.below(data.len() as u64) as usize;
+                        data[i] ^= 1 << rng.below(8);
+                    }
+                }
+                1 => data.truncate(rng.below(data.len() as u64) as usize),
+                2 => {
+                    let i = rng.below(data.len() as u64) as usize;
+                    let n = rng.below(16) as usize;
+                    for b in data.iter_mut().skip(i).take(n) {
+                        *b = rng.next() as u8;
+                    }
+                }
+                _ => data = (0..rng.below(600)).map(|_| rng.next() as u8).collect(),
+            }
+            let decoded = decode_log(&data, 100, 0);
+            if let Some(err) = &decoded.error {
+                let pos = err.position().expect("decode errors carry a position");
+                assert!((100..=100 + data.len()).contains(&pos), "round {round}: position {pos} outside the input");
+            }
+            assert!(decoded.valid_bytes <= data.len());
+            assert!(decode_log(&data[..decoded.valid_bytes], 100, 0).error.is_none(), "round {round}: the valid prefix must decode cleanly");
+        }
+    }
 
     fn hex(s: &str) -> Vec<u8> {
         let s: String = s.chars().filter(char::is_ascii_hexdigit).collect();

@@ -1,0 +1,18 @@
+#![no_main]
+//! Any bytes: decoding a `__consumer_offsets` log returns records or an error with a position
+//! inside the input, never a panic; and the valid prefix decodes cleanly.
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let decoded = _native::codec::log::decode_log(data, 0, 0);
+    if let Some(err) = &decoded.error {
+        assert!(err.position().is_some_and(|p| p <= data.len()));
+    }
+    assert!(_native::codec::log::decode_log(&data[..decoded.valid_bytes], 0, 0).error.is_none());
+    for record in &decoded.records {
+        if let Some(value) = &record.value {
+            let _ = _native::codec::records::encode_value(value);
+        }
+    }
+});

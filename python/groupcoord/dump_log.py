@@ -1,0 +1,129 @@
+"""``groupcoord dump-log``: one JSON object per record of ``__consumer_offsets`` segments.
+
+Like Kafka's ``kafka-dump-log --offsets-decoder``, from our codec. Each line holds:
+
+- ``file``, ``batch_position`` (byte position of the record's batch in the file),
+  ``partition`` (the N of a ``__consumer_offsets-N`` directory, else -1), ``offset``,
+  ``timestamp``, ``producer_id``, ``producer_epoch``, ``is_transactional``;
+- ``control``: ``"commit"`` / ``"abort"`` for a transaction marker, else ``null``;
+- ``record_type``: 0/1 offset commit, 2 group metadata, others passed through opaque;
+- ``key`` and ``value``: the decoded key and value (``value`` is ``null`` for a tombstone),
+  bytes as base64 strings. When a group's protocol type is ``consumer``, each member also
+  carries ``subscription_decoded`` and ``assignment_decoded`` (topics, owned and assigned
+  partitions).
+
+With ``--no-decode`` each line is a batch instead: its header fields and its records' raw
+keys and values (base64).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from groupcoord import codec
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _decode_consumer_member(member: dict[str, Any]) -> None:
+    for field, decode in (
+        ("subscription", codec.decode_subscription),
+        ("assignment", codec.decode_assignment),
+    ):
+        try:
+            member[f"{field}_decoded"] = decode(member[field]).to_dict() if member[field] else None
+        except codec.CorruptRecordError as e:
+            member[f"{field}_decoded"] = {"error": str(e)}
+
+
+def record_json(path: str, record: codec.OffsetsRecord) -> dict[str, Any]:
+    value = record.value.to_dict() if record.value is not None else None
+    if isinstance(record.value, codec.GroupMetadataValue) and record.value.protocol_type == "consumer":
+        assert value is not None
+        for member in value["members"]:
+            _decode_consumer_member(member)
+    return _jsonable(
+        {
+            "file": path,
+            "batch_position": record.batch_position,
+            "partition": record.partition,
+            "offset": record.offset,
+            "timestamp": record.timestamp,
+            "producer_id": record.producer_id,
+            "producer_epoch": record.producer_epoch,
+            "is_transactional": record.is_transactional,
+            "control": record.control,
+            "record_type": record.key.record_type if record.key is not None else None,
+            "key": record.key.to_dict() if record.key is not None else None,
+            "value": value,
+        }
+    )
+
+
+def batch_json(path: str, batch: codec.RecordBatch) -> dict[str, Any]:
+    fields = (
+        "position", "size", "base_offset", "last_offset", "magic", "compression",
+        "timestamp_type", "base_timestamp", "max_timestamp", "producer_id", "producer_epoch",
+        "base_sequence", "partition_leader_epoch", "is_transactional", "is_control", "crc",
+    )
+    out: dict[str, Any] = {"file": path}
+    out.update({f: getattr(batch, f) for f in fields})
+    out["records"] = [
+        {"offset": r.offset, "timestamp": r.timestamp, "key": r.key, "value": r.value,
+         "headers": r.headers}
+        for r in batch.records
+    ]
+    return _jsonable(out)
+
+
+def _lines(path: Path, decode: bool, stop_at_corruption: bool) -> Iterator[dict[str, Any]]:
+    if decode:
+        for record in codec.decode_segment(path, stop_at_corruption=stop_at_corruption):
+            yield record_json(str(path), record)
+    else:
+        for batch in codec.read_segment(path, stop_at_corruption=stop_at_corruption):
+            yield batch_json(str(path), batch)
+
+
+def dump(paths: list[Path], *, decode: bool, stop_at_corruption: bool, out: TextIO, err: TextIO) -> int:
+    """Prints every file's lines; returns the exit status: 1 if a file was missing, or
+    corrupt (after printing the records before the corruption) unless
+    ``stop_at_corruption``."""
+    status = 0
+    for path in paths:
+        try:
+            lines = list(_lines(path, decode, stop_at_corruption=False))
+            problem = None
+        except codec.CorruptRecordError as e:
+            lines = list(_lines(path, decode, stop_at_corruption=True))
+            problem = str(e).splitlines()[0]
+        except OSError as e:
+            print(f"groupcoord dump-log: {path}: {e}", file=err)
+            status = 1
+            continue
+        for line in lines:
+            out.write(json.dumps(line, separators=(",", ":")) + "\n")
+        if problem is not None:
+            print(f"groupcoord dump-log: {path}: {problem}", file=err)
+            if not stop_at_corruption:
+                status = 1
+    out.flush()
+    return status
+
+
+def main(paths: list[str], *, decode: bool = True, stop_at_corruption: bool = False) -> int:
+    return dump([Path(p) for p in paths], decode=decode, stop_at_corruption=stop_at_corruption,
+                out=sys.stdout, err=sys.stderr)

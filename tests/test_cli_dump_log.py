@@ -1,0 +1,84 @@
+"""``groupcoord dump-log`` run as a real command on real segment files."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from groupcoord import codec
+
+from test_codec import SEGMENT
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "groupcoord.cli", "dump-log", *args],
+        capture_output=True, text=True, timeout=60,
+    )
+
+
+def segment_dir(tmp_path: Path, data: bytes, partition: int = 12) -> Path:
+    directory = tmp_path / f"__consumer_offsets-{partition}"
+    directory.mkdir()
+    path = directory / "00000000000000000000.log"
+    path.write_bytes(data)
+    return path
+
+
+def consumer_group_batch() -> bytes:
+    subscription = codec.encode_subscription(codec.ConsumerProtocolSubscription(["orders"], version=1))
+    assignment = codec.encode_assignment(codec.ConsumerProtocolAssignment([("orders", [0, 2])], version=0))
+    member = codec.MemberMetadata("m-1", None, "client", "/127.0.0.1", 300000, 45000, subscription, assignment)
+    value = codec.GroupMetadataValue("consumer", 4, "range", "m-1", 1000, [member])
+    return codec.write_batch(
+        [(codec.encode_key(codec.GroupMetadataKey("orders-app")), codec.encode_value(value))],
+        base_offset=4, timestamp=99,
+    )
+
+
+def test_one_json_line_per_record(tmp_path: Path) -> None:
+    path = segment_dir(tmp_path, SEGMENT + consumer_group_batch())
+    result = run(str(path))
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [line["offset"] for line in lines] == [0, 1, 2, 3, 4]
+    first = lines[0]
+    assert first["partition"] == 12 and first["batch_position"] == 0 and first["file"] == str(path)
+    assert first["record_type"] == 1
+    assert first["key"] == {"record_type": 1, "group": "kafkesc-devcluster-group-id", "topic": "t01", "partition": 0}
+    assert first["value"]["offset"] == 106
+    assert lines[1]["value"] is None, "tombstone"
+    assert lines[2]["is_transactional"] and lines[2]["producer_id"] == 4000
+    assert lines[3]["control"] == "commit" and lines[3]["key"] is None
+    member = lines[4]["value"]["members"][0]
+    assert member["assignment_decoded"]["assigned_partitions"] == [["orders", [0, 2]]]
+    assert member["subscription_decoded"]["topics"] == ["orders"]
+    assert base64.b64decode(member["subscription"])[:2] == b"\x00\x01"
+
+
+def test_no_decode_prints_batches(tmp_path: Path) -> None:
+    path = segment_dir(tmp_path, SEGMENT)
+    result = run("--no-decode", str(path))
+    assert result.returncode == 0, result.stderr
+    batches = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [b["position"] for b in batches] == [0, 133, 241, 374]
+    assert batches[3]["is_control"] and batches[0]["compression"] == "none"
+    assert base64.b64decode(batches[0]["records"][0]["key"])[:2] == b"\x00\x01"
+
+
+def test_truncated_file_prints_what_is_valid_then_fails(tmp_path: Path) -> None:
+    path = segment_dir(tmp_path, SEGMENT[:300])
+    result = run(str(path))
+    assert result.returncode == 1
+    assert [json.loads(line)["offset"] for line in result.stdout.splitlines()] == [0, 1]
+    assert "byte 241" in result.stderr and str(path) in result.stderr
+    tolerant = run("--stop-at-corruption", str(path))
+    assert tolerant.returncode == 0 and "byte 241" in tolerant.stderr
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    result = run(str(tmp_path / "nope.log"))
+    assert result.returncode == 1 and "nope.log" in result.stderr
