@@ -104,11 +104,11 @@ def test_records_are_immutable_comparable_and_hashable() -> None:
 
 
 def test_unknown_types_pass_through_opaque() -> None:
-    key = codec.decode_key(bytes.fromhex("0003000567726f7570"))
-    assert key == OpaqueKey(3, bytes.fromhex("000567726f7570"))
+    key = codec.decode_key(bytes.fromhex("0009000567726f7570"))  # a share-group record
+    assert key == OpaqueKey(9, bytes.fromhex("000567726f7570"))
     value = codec.decode_value(key, bytes.fromhex("00000000000a00"))
-    assert value == OpaqueValue(3, 0, bytes.fromhex("0000000a00"))
-    assert codec.encode_key(key) == bytes.fromhex("0003000567726f7570")
+    assert value == OpaqueValue(9, 0, bytes.fromhex("0000000a00"))
+    assert codec.encode_key(key) == bytes.fromhex("0009000567726f7570")
     with pytest.raises(codec.UnsupportedVersionError):
         codec.encode_value(OffsetCommitValue(1, version=5))
 
@@ -294,3 +294,32 @@ def test_garbage_never_crashes() -> None:
             codec.decode_records(bytes(data))
         except CorruptRecordError as e:
             assert e.position is not None
+
+
+# --- the new coordinator's consumer-group records ------------------------------------------
+
+def test_consumer_group_records_decode_fully() -> None:
+    key = codec.decode_key(bytes.fromhex("0003000567726f7570"))
+    assert key == codec.ConsumerGroupKey(3, "group")
+    value = codec.decode_value(key, bytes.fromhex("00000000000a00"))
+    assert isinstance(value, codec.ConsumerGroupValue)
+    assert value.schema == "ConsumerGroupMetadataValue"
+    assert value.fields == {"epoch": 10, "metadata_hash": None, "creation_time_ms": None}
+    assert codec.encode_value(value) == bytes.fromhex("00000000000a00")
+    uuid = bytes(range(16))
+    body = (
+        "0000" + "00000005" + "00000004" + "02"
+        + "02" + uuid.hex() + "03" + "00000000" + "00000001" + "01" + "00" + "09" + "03" + "00000005" * 2
+        + "01" + "00"
+    )
+    member = codec.ConsumerGroupKey(8, "group", member_id="m1")
+    assert codec.decode_key(codec.encode_key(member)) == member
+    assignment = codec.decode_value(member, bytes.fromhex(body))
+    assert isinstance(assignment, codec.ConsumerGroupValue)
+    fields = assignment.fields
+    assert fields["member_epoch"] == 5 and fields["state"] == 2
+    [tp] = fields["assigned_partitions"]
+    assert tp == {"topic_id": "AAECAwQFBgcICQoLDA0ODw", "partitions": [0, 1], "assignment_epochs": [5, 5]}
+    assert fields["partitions_pending_revocation"] == []
+    with pytest.raises(ValueError, match="member_id"):
+        codec.ConsumerGroupKey(5, "group")

@@ -318,8 +318,49 @@ class ConsumerProtocolAssignment:
     def user_data(self) -> bytes | None: ...
     def to_dict(self) -> dict[str, Any]: ...
 
-_Key: TypeAlias = OffsetCommitKey | GroupMetadataKey | OpaqueKey
-_Value: TypeAlias = OffsetCommitValue | GroupMetadataValue | OpaqueValue
+@final
+class ConsumerGroupKey:
+    """Key of a new-coordinator (KIP-848) consumer-group record, types 3 to 8 and 16.
+
+    Types 5, 7 and 8 also carry ``member_id``; type 16 ``regular_expression``.
+    """
+
+    def __new__(
+        cls,
+        record_type: int,
+        group_id: str,
+        member_id: str | None = None,
+        regular_expression: str | None = None,
+    ) -> Self: ...
+    @property
+    def record_type(self) -> int: ...
+    @property
+    def group_id(self) -> str: ...
+    @property
+    def member_id(self) -> str | None: ...
+    @property
+    def regular_expression(self) -> str | None: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class ConsumerGroupValue:
+    """Value of a consumer-group record (types 3 to 8, 16), decoded by its declared schema."""
+
+    @property
+    def record_type(self) -> int: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def schema(self) -> str:
+        """Kafka's name of the value's schema, e.g. "ConsumerGroupMemberMetadataValue"."""
+    @property
+    def fields(self) -> dict[str, Any]:
+        """The decoded fields (snake_case names; uuids as Kafka's base64url strings; absent
+        tagged fields None)."""
+    def to_dict(self) -> dict[str, Any]: ...
+
+_Key: TypeAlias = OffsetCommitKey | GroupMetadataKey | ConsumerGroupKey | OpaqueKey
+_Value: TypeAlias = OffsetCommitValue | GroupMetadataValue | ConsumerGroupValue | OpaqueValue
 
 @final
 class Record:

@@ -8,6 +8,8 @@ decoded. Writing: :func:`write_batch`, :func:`write_control_batch`, :func:`encod
 """
 
 from groupcoord._native import (
+    ConsumerGroupKey,
+    ConsumerGroupValue,
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
     CorruptRecordError,
@@ -39,13 +41,15 @@ from groupcoord._native import (
     write_control_batch,
 )
 
-Key = OffsetCommitKey | GroupMetadataKey | OpaqueKey
-Value = OffsetCommitValue | GroupMetadataValue | OpaqueValue
+Key = OffsetCommitKey | GroupMetadataKey | ConsumerGroupKey | OpaqueKey
+Value = OffsetCommitValue | GroupMetadataValue | ConsumerGroupValue | OpaqueValue
 
 COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
 
 __all__ = [
     "COMPRESSIONS",
+    "ConsumerGroupKey",
+    "ConsumerGroupValue",
     "ConsumerProtocolAssignment",
     "ConsumerProtocolSubscription",
     "CorruptRecordError",

@@ -4,6 +4,7 @@
 
 pub mod batch;
 pub mod compression;
+pub mod consumer_group;
 pub mod legacy;
 pub mod log;
 pub mod primitives;

@@ -2,8 +2,9 @@
 //!
 //! A record's key is `int16 record_type` + the key struct; its value is `int16 version` + the
 //! value struct, or null (a tombstone). Types 0 and 1 are offset commits, 2 group metadata.
-//! Other types (the new coordinator's 3 and up) and value versions this codec does not know
-//! are carried as opaque records: never an error.
+//! Types 3 to 8 and 16 are the new (KIP-848) coordinator's consumer-group records, decoded
+//! by the schemas in [`consumer_group`]. Other types (share and streams groups) and value
+//! versions this codec does not know are carried as opaque records: never an error.
 //!
 //! Each schema is declared once below as the versions in which each field is present, in byte
 //! order; decoding and encoding read the same declaration, so a field cannot be added to one
@@ -17,6 +18,7 @@
 //! | GroupMetadataValue 0-4 (4 flexible) | protocol_type string, generation int32, protocol string?, leader string?, current_state_timestamp int64 (2+), members [] |
 //! | MemberMetadata | member_id string, group_instance_id string? (3+), client_id string, client_host string, rebalance_timeout int32 (1+), session_timeout int32, subscription bytes, assignment bytes |
 
+use crate::codec::consumer_group::{self, Datum};
 use crate::codec::primitives::{Reader, Writer};
 use crate::error::{Error, Result};
 
@@ -93,11 +95,33 @@ pub struct OpaqueValue {
     pub data: Vec<u8>,
 }
 
+/// Key of a new-coordinator (KIP-848) consumer-group record, types 3 to 8 and 16.
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, get_all, from_py_object, module = "groupcoord._native"))]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ConsumerGroupKey {
+    pub record_type: i16,
+    pub group_id: String,
+    pub member_id: Option<String>,
+    pub regular_expression: Option<String>,
+}
+
+/// Value of a new-coordinator consumer-group record, decoded by its declared schema
+/// ([`consumer_group`]).
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, module = "groupcoord._native"))]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ConsumerGroupValue {
+    pub record_type: i16,
+    pub version: i16,
+    pub schema: &'static str,
+    pub fields: Datum,
+}
+
 /// A decoded record key.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Key {
     OffsetCommit(OffsetCommitKey),
     GroupMetadata(GroupMetadataKey),
+    ConsumerGroup(ConsumerGroupKey),
     Opaque(OpaqueKey),
 }
 
@@ -106,6 +130,7 @@ pub enum Key {
 pub enum Value {
     OffsetCommit(OffsetCommitValue),
     GroupMetadata(GroupMetadataValue),
+    ConsumerGroup(ConsumerGroupValue),
     Opaque(OpaqueValue),
 }
 
@@ -114,6 +139,7 @@ impl Key {
         match self {
             Key::OffsetCommit(k) => k.record_type,
             Key::GroupMetadata(_) => 2,
+            Key::ConsumerGroup(k) => k.record_type,
             Key::Opaque(k) => k.record_type,
         }
     }
@@ -182,6 +208,20 @@ pub fn decode_key(data: &[u8], position: usize) -> Result<Key> {
             record_type,
         }),
         2 => Key::GroupMetadata(GroupMetadataKey { group: r.string(false)? }),
+        t if consumer_group::key_second_field(t).is_some() => {
+            let group_id = r.string(false)?;
+            let second = match consumer_group::key_second_field(t) {
+                Some(Some(_)) => Some(r.string(false)?),
+                _ => None,
+            };
+            let is_member = matches!(consumer_group::key_second_field(t), Some(Some("member_id")));
+            Key::ConsumerGroup(ConsumerGroupKey {
+                record_type: t,
+                group_id,
+                member_id: if is_member { second.clone() } else { None },
+                regular_expression: if is_member { None } else { second },
+            })
+        }
         _ => {
             return Ok(Key::Opaque(OpaqueKey {
                 record_type,
@@ -214,6 +254,15 @@ pub fn decode_value(key: &Key, data: Option<&[u8]>, position: usize) -> Result<O
         Key::GroupMetadata(_) if (0..=GROUP_METADATA_VALUE_MAX).contains(&version) => {
             Value::GroupMetadata(decode_group_metadata_value(&mut r, version)?)
         }
+        Key::ConsumerGroup(k) if version == 0 => match consumer_group::value_schema(k.record_type) {
+            Some((schema, fields)) => Value::ConsumerGroup(ConsumerGroupValue {
+                record_type: k.record_type,
+                version,
+                schema,
+                fields: consumer_group::decode_struct(&mut r, fields)?,
+            }),
+            None => return Ok(Some(opaque(&mut r))),
+        },
         _ => return Ok(Some(opaque(&mut r))),
     };
     if !r.is_empty() {
@@ -328,6 +377,12 @@ pub fn encode_key(key: &Key) -> Vec<u8> {
             out.put_i32(k.partition);
         }
         Key::GroupMetadata(k) => out.put_string(&k.group, false),
+        Key::ConsumerGroup(k) => {
+            out.put_string(&k.group_id, false);
+            if let Some(second) = k.member_id.as_deref().or(k.regular_expression.as_deref()) {
+                out.put_string(second, false);
+            }
+        }
         Key::Opaque(k) => out.extend_from_slice(&k.data),
     }
     out
@@ -378,6 +433,13 @@ pub fn encode_value(value: &Value) -> Result<Vec<u8>> {
             if flexible {
                 out.put_empty_tagged_fields();
             }
+        }
+        Value::ConsumerGroup(v) => {
+            let (_, fields) = consumer_group::value_schema(v.record_type)
+                .filter(|_| v.version == 0)
+                .ok_or_else(|| Error::UnsupportedVersion(format!("consumer-group record type {} version {}", v.record_type, v.version)))?;
+            out.put_i16(0);
+            consumer_group::encode_struct(&mut out, fields, &v.fields)?;
         }
         Value::Opaque(v) => {
             out.put_i16(v.version);
@@ -647,11 +709,27 @@ mod tests {
     }
 
     #[test]
-    fn unknown_types_and_versions_are_opaque() {
+    fn consumer_group_records_decode() {
+        // offsets-log-format.md §9.6: type 3 key "group", value v0 epoch 10.
         let key = decode_key(&hex("0003 0005 67726f7570"), 0).unwrap();
-        assert_eq!(key, Key::Opaque(OpaqueKey { record_type: 3, data: hex("000567726f7570") }));
+        assert_eq!(key, Key::ConsumerGroup(ConsumerGroupKey { record_type: 3, group_id: "group".into(), member_id: None, regular_expression: None }));
+        let Some(Value::ConsumerGroup(v)) = decode_value(&key, Some(&hex("0000 0000000a 00")), 0).unwrap() else { panic!() };
+        assert_eq!(v.schema, "ConsumerGroupMetadataValue");
+        assert_eq!(encode_value(&Value::ConsumerGroup(v)).unwrap(), hex("0000 0000000a 00"));
+        let member_key = hex("0005 0001 67 0002 6d31");
+        let key = decode_key(&member_key, 0).unwrap();
+        assert_eq!(key, Key::ConsumerGroup(ConsumerGroupKey { record_type: 5, group_id: "g".into(), member_id: Some("m1".into()), regular_expression: None }));
+        assert_eq!(encode_key(&key), member_key);
+        let regex_key = decode_key(&hex("0010 0001 67 0002 612a"), 0).unwrap();
+        assert!(matches!(regex_key, Key::ConsumerGroup(ConsumerGroupKey { regular_expression: Some(ref r), .. }) if r == "a*"));
+    }
+
+    #[test]
+    fn unknown_types_and_versions_are_opaque() {
+        let key = decode_key(&hex("0009 0005 67726f7570"), 0).unwrap();
+        assert_eq!(key, Key::Opaque(OpaqueKey { record_type: 9, data: hex("000567726f7570") }));
         let value = decode_value(&key, Some(&hex("0000 0000000a 00")), 0).unwrap();
-        assert_eq!(value, Some(Value::Opaque(OpaqueValue { record_type: 3, version: 0, data: hex("0000000a00") })));
+        assert_eq!(value, Some(Value::Opaque(OpaqueValue { record_type: 9, version: 0, data: hex("0000000a00") })));
         let okey = Key::OffsetCommit(OffsetCommitKey { group: "g".into(), topic: "t".into(), partition: 1, record_type: 1 });
         assert!(matches!(decode_value(&okey, Some(&hex("0009 01")), 0).unwrap(), Some(Value::Opaque(_))));
         assert!(encode_value(&Value::OffsetCommit(OffsetCommitValue { offset: 0, metadata: String::new(), commit_timestamp: 0, leader_epoch: -1, expire_timestamp: -1, version: 5 })).is_err());

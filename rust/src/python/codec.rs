@@ -13,9 +13,11 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use crate::codec::batch::{self, Batch, BatchHeader, ControlMarker};
 use crate::codec::compression::Compression;
 use crate::codec::log::{decode_log, OffsetsRecord as CoreOffsetsRecord};
+use crate::codec::consumer_group::{self, Datum};
 use crate::codec::records::{
-    self, ConsumerProtocolAssignment, ConsumerProtocolSubscription, GroupMetadataKey, GroupMetadataValue, Key,
-    MemberMetadata, OffsetCommitKey, OffsetCommitValue, OpaqueKey, OpaqueValue, Value,
+    self, ConsumerGroupKey, ConsumerGroupValue, ConsumerProtocolAssignment, ConsumerProtocolSubscription,
+    GroupMetadataKey, GroupMetadataValue, Key, MemberMetadata, OffsetCommitKey, OffsetCommitValue, OpaqueKey,
+    OpaqueValue, Value,
 };
 use crate::error::Error;
 
@@ -314,6 +316,115 @@ impl OpaqueValue {
     }
 }
 
+#[pymethods]
+impl ConsumerGroupKey {
+    #[new]
+    #[pyo3(signature = (record_type, group_id, member_id = None, regular_expression = None))]
+    fn py_new(record_type: i16, group_id: String, member_id: Option<String>, regular_expression: Option<String>) -> PyResult<Self> {
+        let second = consumer_group::key_second_field(record_type)
+            .ok_or_else(|| PyValueError::new_err(format!("record_type {record_type} is not a consumer-group record (3 to 8, 16)")))?;
+        let given = match (&member_id, &regular_expression) {
+            (Some(_), None) => Some("member_id"),
+            (None, Some(_)) => Some("regular_expression"),
+            (None, None) => None,
+            (Some(_), Some(_)) => return Err(PyValueError::new_err("a key has a member_id or a regular_expression, not both")),
+        };
+        if given != second {
+            return Err(PyValueError::new_err(format!("record type {record_type} keys carry {}", second.unwrap_or("only group_id"))));
+        }
+        Ok(ConsumerGroupKey { record_type, group_id, member_id, regular_expression })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("ConsumerGroupKey(record_type={}, group_id={:?}, member_id={:?}, regular_expression={:?})", self.record_type, self.group_id, self.member_id, self.regular_expression)
+    }
+
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("record_type", self.record_type)?;
+        d.set_item("group_id", &self.group_id)?;
+        if let Some(m) = &self.member_id {
+            d.set_item("member_id", m)?;
+        }
+        if let Some(r) = &self.regular_expression {
+            d.set_item("regular_expression", r)?;
+        }
+        Ok(d)
+    }
+}
+
+/// Kafka prints a uuid as unpadded base64url.
+fn uuid_string(bytes: &[u8; 16]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::with_capacity(22);
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |acc, (i, &b)| acc | u32::from(b) << (16 - 8 * i));
+        for i in 0..=chunk.len() {
+            out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+fn datum_to_py(py: Python<'_>, datum: &Datum) -> PyResult<Py<PyAny>> {
+    Ok(match datum {
+        Datum::Null => py.None(),
+        Datum::Int(v) => v.into_pyobject(py)?.into_any().unbind(),
+        Datum::Str(v) => v.into_pyobject(py)?.into_any().unbind(),
+        Datum::Bytes(v) => bytes(py, v).into_any().unbind(),
+        Datum::Uuid(v) => uuid_string(v).into_pyobject(py)?.into_any().unbind(),
+        Datum::List(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(datum_to_py(py, item)?)?;
+            }
+            list.into_any().unbind()
+        }
+        Datum::Struct(fields) => {
+            let d = PyDict::new(py);
+            for (name, value) in fields {
+                d.set_item(*name, datum_to_py(py, value)?)?;
+            }
+            d.into_any().unbind()
+        }
+    })
+}
+
+#[pymethods]
+impl ConsumerGroupValue {
+    #[getter]
+    fn record_type(&self) -> i16 {
+        self.record_type
+    }
+    #[getter]
+    fn version(&self) -> i16 {
+        self.version
+    }
+    /// Kafka's name of the value's schema, e.g. "ConsumerGroupMemberMetadataValue".
+    #[getter]
+    fn schema(&self) -> &'static str {
+        self.schema
+    }
+    /// The decoded fields (snake_case names; uuids as Kafka's base64url strings).
+    #[getter]
+    fn fields(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        datum_to_py(py, &self.fields)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!("ConsumerGroupValue(schema={:?}, fields={})", self.schema, datum_to_py(py, &self.fields)?.bind(py).repr()?))
+    }
+
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("record_type", self.record_type)?;
+        d.set_item("version", self.version)?;
+        d.set_item("schema", self.schema)?;
+        d.set_item("fields", datum_to_py(py, &self.fields)?)?;
+        Ok(d)
+    }
+}
+
 fn topic_partitions<'py>(py: Python<'py>, tps: &[(String, Vec<i32>)]) -> PyResult<Bound<'py, PyList>> {
     let list = PyList::empty(py);
     for (topic, partitions) in tps {
@@ -525,6 +636,7 @@ fn key_to_py(py: Python<'_>, key: Key) -> PyResult<Py<PyAny>> {
     Ok(match key {
         Key::OffsetCommit(k) => Py::new(py, k)?.into_any(),
         Key::GroupMetadata(k) => Py::new(py, k)?.into_any(),
+        Key::ConsumerGroup(k) => Py::new(py, k)?.into_any(),
         Key::Opaque(k) => Py::new(py, k)?.into_any(),
     })
 }
@@ -533,6 +645,7 @@ fn value_to_py(py: Python<'_>, value: Value) -> PyResult<Py<PyAny>> {
     Ok(match value {
         Value::OffsetCommit(v) => Py::new(py, v)?.into_any(),
         Value::GroupMetadata(v) => Py::new(py, v)?.into_any(),
+        Value::ConsumerGroup(v) => Py::new(py, v)?.into_any(),
         Value::Opaque(v) => Py::new(py, v)?.into_any(),
     })
 }
@@ -544,10 +657,13 @@ fn key_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Key> {
     if let Ok(k) = obj.cast::<GroupMetadataKey>() {
         return Ok(Key::GroupMetadata(k.get().clone()));
     }
+    if let Ok(k) = obj.cast::<ConsumerGroupKey>() {
+        return Ok(Key::ConsumerGroup(k.get().clone()));
+    }
     if let Ok(k) = obj.cast::<OpaqueKey>() {
         return Ok(Key::Opaque(k.get().clone()));
     }
-    Err(PyTypeError::new_err("expected OffsetCommitKey, GroupMetadataKey or OpaqueKey"))
+    Err(PyTypeError::new_err("expected OffsetCommitKey, GroupMetadataKey, ConsumerGroupKey or OpaqueKey"))
 }
 
 fn value_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
@@ -557,10 +673,13 @@ fn value_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     if let Ok(v) = obj.cast::<GroupMetadataValue>() {
         return Ok(Value::GroupMetadata(v.get().clone()));
     }
+    if let Ok(v) = obj.cast::<ConsumerGroupValue>() {
+        return Ok(Value::ConsumerGroup(v.get().clone()));
+    }
     if let Ok(v) = obj.cast::<OpaqueValue>() {
         return Ok(Value::Opaque(v.get().clone()));
     }
-    Err(PyTypeError::new_err("expected OffsetCommitValue, GroupMetadataValue or OpaqueValue"))
+    Err(PyTypeError::new_err("expected OffsetCommitValue, GroupMetadataValue, ConsumerGroupValue or OpaqueValue"))
 }
 
 fn record_to_py(py: Python<'_>, r: CoreOffsetsRecord) -> PyResult<OffsetsRecord> {
@@ -763,6 +882,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<MemberMetadata>()?;
     m.add_class::<GroupMetadataValue>()?;
     m.add_class::<OpaqueValue>()?;
+    m.add_class::<ConsumerGroupKey>()?;
+    m.add_class::<ConsumerGroupValue>()?;
     m.add_class::<ConsumerProtocolSubscription>()?;
     m.add_class::<ConsumerProtocolAssignment>()?;
     m.add_class::<Record>()?;

@@ -1,0 +1,323 @@
+//! The new (KIP-848) group coordinator's records, types 3 to 8 and 16, decoded from schemas
+//! declared once as data.
+//!
+//! Keys are non-flexible: `GroupId` string, with `MemberId` (types 5, 7, 8) or
+//! `RegularExpression` (16). Values are version 0, flexible: compact strings and arrays, a
+//! tagged-field section after every struct, unknown tags skipped. A value decodes into a
+//! [`Datum::Struct`] whose field names are the snake_case of Kafka's; uuids keep their 16
+//! bytes. Tagged fields that are absent decode as [`Datum::Null`].
+
+use crate::codec::primitives::{Reader, Writer};
+use crate::error::{Error, Result};
+
+/// The type of a declared field.
+#[derive(Debug)]
+pub enum FieldType {
+    I8,
+    I32,
+    I64,
+    Str,
+    NullableStr,
+    Bytes,
+    Uuid,
+    Array(&'static FieldType),
+    NullableArray(&'static FieldType),
+    Struct(&'static [FieldDef]),
+    NullableStruct(&'static [FieldDef]),
+}
+
+/// A declared field: its name, type, and tag if it is a tagged field.
+#[derive(Debug)]
+pub struct FieldDef {
+    pub name: &'static str,
+    pub ty: FieldType,
+    pub tag: Option<u32>,
+}
+
+const fn field(name: &'static str, ty: FieldType) -> FieldDef {
+    FieldDef { name, ty, tag: None }
+}
+
+const fn tagged(name: &'static str, tag: u32, ty: FieldType) -> FieldDef {
+    FieldDef { name, ty, tag: Some(tag) }
+}
+
+/// A decoded value of a declared schema.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Datum {
+    Null,
+    Int(i64),
+    Str(String),
+    Bytes(Vec<u8>),
+    Uuid([u8; 16]),
+    List(Vec<Datum>),
+    Struct(Vec<(&'static str, Datum)>),
+}
+
+static PARTITION_METADATA: [FieldDef; 2] = [field("partition", FieldType::I32), field("racks", FieldType::Array(&FieldType::Str))];
+static TOPIC_METADATA: [FieldDef; 4] = [
+    field("topic_id", FieldType::Uuid),
+    field("topic_name", FieldType::Str),
+    field("num_partitions", FieldType::I32),
+    field("partition_metadata", FieldType::Array(&FieldType::Struct(&PARTITION_METADATA))),
+];
+static SUPPORTED_PROTOCOL: [FieldDef; 2] = [field("name", FieldType::Str), field("metadata", FieldType::Bytes)];
+static CLASSIC_MEMBER_METADATA: [FieldDef; 2] = [
+    field("session_timeout_ms", FieldType::I32),
+    field("supported_protocols", FieldType::Array(&FieldType::Struct(&SUPPORTED_PROTOCOL))),
+];
+static TOPIC_PARTITIONS: [FieldDef; 2] = [field("topic_id", FieldType::Uuid), field("partitions", FieldType::Array(&FieldType::I32))];
+static TOPIC_PARTITIONS_WITH_EPOCHS: [FieldDef; 3] = [
+    field("topic_id", FieldType::Uuid),
+    field("partitions", FieldType::Array(&FieldType::I32)),
+    tagged("assignment_epochs", 0, FieldType::NullableArray(&FieldType::I32)),
+];
+
+/// Type 3: ConsumerGroupMetadataValue.
+static GROUP_METADATA: [FieldDef; 3] = [
+    field("epoch", FieldType::I32),
+    tagged("metadata_hash", 0, FieldType::I64),
+    tagged("creation_time_ms", 1, FieldType::I64),
+];
+/// Type 4: ConsumerGroupPartitionMetadataValue.
+static PARTITION_METADATA_VALUE: [FieldDef; 1] = [field("topics", FieldType::Array(&FieldType::Struct(&TOPIC_METADATA)))];
+/// Type 5: ConsumerGroupMemberMetadataValue.
+static MEMBER_METADATA: [FieldDef; 9] = [
+    field("instance_id", FieldType::NullableStr),
+    field("rack_id", FieldType::NullableStr),
+    field("client_id", FieldType::Str),
+    field("client_host", FieldType::Str),
+    field("subscribed_topic_names", FieldType::Array(&FieldType::Str)),
+    field("subscribed_topic_regex", FieldType::NullableStr),
+    field("rebalance_timeout_ms", FieldType::I32),
+    field("server_assignor", FieldType::NullableStr),
+    tagged("classic_member_metadata", 0, FieldType::NullableStruct(&CLASSIC_MEMBER_METADATA)),
+];
+/// Type 6: ConsumerGroupTargetAssignmentMetadataValue.
+static TARGET_ASSIGNMENT_METADATA: [FieldDef; 2] = [field("assignment_epoch", FieldType::I32), tagged("assignment_timestamp", 0, FieldType::I64)];
+/// Type 7: ConsumerGroupTargetAssignmentMemberValue.
+static TARGET_ASSIGNMENT_MEMBER: [FieldDef; 1] = [field("topic_partitions", FieldType::Array(&FieldType::Struct(&TOPIC_PARTITIONS)))];
+/// Type 8: ConsumerGroupCurrentMemberAssignmentValue.
+static CURRENT_MEMBER_ASSIGNMENT: [FieldDef; 5] = [
+    field("member_epoch", FieldType::I32),
+    field("previous_member_epoch", FieldType::I32),
+    field("state", FieldType::I8),
+    field("assigned_partitions", FieldType::Array(&FieldType::Struct(&TOPIC_PARTITIONS_WITH_EPOCHS))),
+    field("partitions_pending_revocation", FieldType::Array(&FieldType::Struct(&TOPIC_PARTITIONS_WITH_EPOCHS))),
+];
+/// Type 16: ConsumerGroupRegularExpressionValue.
+static REGULAR_EXPRESSION: [FieldDef; 3] = [field("topics", FieldType::Array(&FieldType::Str)), field("version", FieldType::I64), field("timestamp", FieldType::I64)];
+
+/// Kafka's name for a record type's value, and its schema, for types 3 to 8 and 16.
+pub fn value_schema(record_type: i16) -> Option<(&'static str, &'static [FieldDef])> {
+    Some(match record_type {
+        3 => ("ConsumerGroupMetadataValue", &GROUP_METADATA),
+        4 => ("ConsumerGroupPartitionMetadataValue", &PARTITION_METADATA_VALUE),
+        5 => ("ConsumerGroupMemberMetadataValue", &MEMBER_METADATA),
+        6 => ("ConsumerGroupTargetAssignmentMetadataValue", &TARGET_ASSIGNMENT_METADATA),
+        7 => ("ConsumerGroupTargetAssignmentMemberValue", &TARGET_ASSIGNMENT_MEMBER),
+        8 => ("ConsumerGroupCurrentMemberAssignmentValue", &CURRENT_MEMBER_ASSIGNMENT),
+        16 => ("ConsumerGroupRegularExpressionValue", &REGULAR_EXPRESSION),
+        _ => return None,
+    })
+}
+
+/// Which key fields follow `GroupId` for a record type: a member id, a regular expression,
+/// or nothing. `None` for types this module does not know.
+pub fn key_second_field(record_type: i16) -> Option<Option<&'static str>> {
+    Some(match record_type {
+        3 | 4 | 6 => None,
+        5 | 7 | 8 => Some("member_id"),
+        16 => Some("regular_expression"),
+        _ => return None,
+    })
+}
+
+/// Decodes a flexible struct of `fields` (its tagged-field section included).
+pub fn decode_struct(r: &mut Reader<'_>, fields: &'static [FieldDef]) -> Result<Datum> {
+    let mut out: Vec<(&'static str, Datum)> = Vec::with_capacity(fields.len());
+    for f in fields.iter().filter(|f| f.tag.is_none()) {
+        out.push((f.name, decode_field(r, &f.ty)?));
+    }
+    let tagged: Vec<&FieldDef> = fields.iter().filter(|f| f.tag.is_some()).collect();
+    let mut found: Vec<(&'static str, Datum)> = Vec::new();
+    let count = r.uvarint()?;
+    for _ in 0..count {
+        let tag = r.uvarint()?;
+        let size = r.uvarint()? as usize;
+        let mut sub = r.sub(size, "tagged field")?;
+        if let Some(f) = tagged.iter().find(|f| f.tag == Some(tag)) {
+            found.push((f.name, decode_field(&mut sub, &f.ty)?));
+        }
+    }
+    for f in tagged {
+        let value = found.iter().position(|(n, _)| *n == f.name).map_or(Datum::Null, |i| found.swap_remove(i).1);
+        out.push((f.name, value));
+    }
+    Ok(Datum::Struct(out))
+}
+
+fn decode_field(r: &mut Reader<'_>, ty: &'static FieldType) -> Result<Datum> {
+    Ok(match ty {
+        FieldType::I8 => Datum::Int(i64::from(r.i8()?)),
+        FieldType::I32 => Datum::Int(i64::from(r.i32()?)),
+        FieldType::I64 => Datum::Int(r.i64()?),
+        FieldType::Str => Datum::Str(r.string(true)?),
+        FieldType::NullableStr => r.nullable_string(true)?.map_or(Datum::Null, Datum::Str),
+        FieldType::Bytes => Datum::Bytes(r.bytes(true)?),
+        FieldType::Uuid => Datum::Uuid(r.uuid()?),
+        FieldType::Array(inner) => decode_array(r, inner, false)?,
+        FieldType::NullableArray(inner) => decode_array(r, inner, true)?,
+        FieldType::Struct(fields) => decode_struct(r, fields)?,
+        FieldType::NullableStruct(fields) => {
+            let at = r.position();
+            match r.i8()? {
+                -1 => Datum::Null,
+                1 => decode_struct(r, fields)?,
+                other => return Err(Error::Corrupt { position: at, reason: format!("nullable struct marker {other}") }),
+            }
+        }
+    })
+}
+
+fn decode_array(r: &mut Reader<'_>, inner: &'static FieldType, nullable: bool) -> Result<Datum> {
+    let at = r.position();
+    let Some(n) = r.array_len(true, 1)? else {
+        return if nullable {
+            Ok(Datum::Null)
+        } else {
+            Err(Error::Corrupt { position: at, reason: "null in a non-nullable array".into() })
+        };
+    };
+    let mut items = Vec::with_capacity(n);
+    for _ in 0..n {
+        items.push(decode_field(r, inner)?);
+    }
+    Ok(Datum::List(items))
+}
+
+/// Encodes `datum`, a [`Datum::Struct`] of `fields`, as a flexible struct.
+pub fn encode_struct(out: &mut Vec<u8>, fields: &'static [FieldDef], datum: &Datum) -> Result<()> {
+    let Datum::Struct(values) = datum else {
+        return Err(Error::InvalidArgument("a struct field needs a Datum::Struct".into()));
+    };
+    let value_of = |name: &str| values.iter().find(|(n, _)| *n == name).map_or(&Datum::Null, |(_, v)| v);
+    for f in fields.iter().filter(|f| f.tag.is_none()) {
+        encode_field(out, &f.ty, value_of(f.name), f.name)?;
+    }
+    let present: Vec<&FieldDef> = fields.iter().filter(|f| f.tag.is_some() && *value_of(f.name) != Datum::Null).collect();
+    out.put_uvarint(present.len() as u32);
+    for f in present {
+        let mut body = Vec::new();
+        encode_field(&mut body, &f.ty, value_of(f.name), f.name)?;
+        out.put_uvarint(f.tag.unwrap_or_default());
+        out.put_uvarint(body.len() as u32);
+        out.extend_from_slice(&body);
+    }
+    Ok(())
+}
+
+fn encode_field(out: &mut Vec<u8>, ty: &'static FieldType, value: &Datum, name: &str) -> Result<()> {
+    let mismatch = || Error::InvalidArgument(format!("field {name}: {value:?} does not fit {ty:?}"));
+    match (ty, value) {
+        (FieldType::I8, Datum::Int(v)) => out.put_i8(i8::try_from(*v).map_err(|_| mismatch())?),
+        (FieldType::I32, Datum::Int(v)) => out.put_i32(i32::try_from(*v).map_err(|_| mismatch())?),
+        (FieldType::I64, Datum::Int(v)) => out.put_i64(*v),
+        (FieldType::Str | FieldType::NullableStr, Datum::Str(v)) => out.put_string(v, true),
+        (FieldType::NullableStr, Datum::Null) => out.put_nullable_string(None, true),
+        (FieldType::Bytes, Datum::Bytes(v)) => out.put_nullable_bytes(Some(v), true),
+        (FieldType::Uuid, Datum::Uuid(v)) => out.extend_from_slice(v),
+        (FieldType::Array(inner) | FieldType::NullableArray(inner), Datum::List(items)) => {
+            out.put_array_len(items.len(), true);
+            for item in items {
+                encode_field(out, inner, item, name)?;
+            }
+        }
+        (FieldType::NullableArray(_), Datum::Null) => out.put_uvarint(0),
+        (FieldType::Struct(fields), v) => encode_struct(out, fields, v)?,
+        (FieldType::NullableStruct(_), Datum::Null) => out.put_i8(-1),
+        (FieldType::NullableStruct(fields), v) => {
+            out.put_i8(1);
+            encode_struct(out, fields, v)?;
+        }
+        _ => return Err(mismatch()),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(s: &str) -> Vec<u8> {
+        let s: String = s.chars().filter(char::is_ascii_hexdigit).collect();
+        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+    }
+
+    /// Decodes, and checks that encoding gives the bytes back (unknown tags aside).
+    fn decode(record_type: i16, body: &[u8]) -> Datum {
+        let (_, schema) = value_schema(record_type).unwrap();
+        let mut r = Reader::new(body, 0);
+        let d = decode_struct(&mut r, schema).unwrap();
+        assert!(r.is_empty());
+        let mut again = Vec::new();
+        encode_struct(&mut again, schema, &d).unwrap();
+        assert_eq!(decode_struct(&mut Reader::new(&again, 0), schema).unwrap(), d);
+        d
+    }
+
+    /// offsets-log-format.md §9.6: ConsumerGroupMetadataValue v0, epoch 10.
+    #[test]
+    fn group_metadata_vector() {
+        assert_eq!(
+            decode(3, &hex("0000000a 00")),
+            Datum::Struct(vec![("epoch", Datum::Int(10)), ("metadata_hash", Datum::Null), ("creation_time_ms", Datum::Null)])
+        );
+        // With both tagged fields present (tag 0: 8 bytes, tag 1: 8 bytes) and an unknown tag 9.
+        let d = decode(3, &hex("0000000a 03 00 08 0000000000000007 01 08 00000000000003e8 09 01 ff"));
+        assert_eq!(d, Datum::Struct(vec![("epoch", Datum::Int(10)), ("metadata_hash", Datum::Int(7)), ("creation_time_ms", Datum::Int(1000))]));
+    }
+
+    #[test]
+    fn current_member_assignment_with_nested_tagged_epochs() {
+        let uuid = "000102030405060708090a0b0c0d0e0f";
+        let body = hex(&format!(
+            "00000005 00000004 02 \
+             02 {uuid} 03 00000000 00000001 01 00 09 03 00000005 00000005 \
+             01 \
+             00"
+        ));
+        let Datum::Struct(fields) = decode(8, &body) else { panic!() };
+        assert_eq!(fields[0], ("member_epoch", Datum::Int(5)));
+        assert_eq!(fields[2], ("state", Datum::Int(2)));
+        let Datum::List(assigned) = &fields[3].1 else { panic!() };
+        let Datum::Struct(tp) = &assigned[0] else { panic!() };
+        assert_eq!(tp[1], ("partitions", Datum::List(vec![Datum::Int(0), Datum::Int(1)])));
+        assert_eq!(tp[2], ("assignment_epochs", Datum::List(vec![Datum::Int(5), Datum::Int(5)])));
+        assert_eq!(fields[4], ("partitions_pending_revocation", Datum::List(vec![])));
+    }
+
+    #[test]
+    fn member_metadata_with_classic_member() {
+        let body = hex(
+            "00 03 7231 02 63 02 68 02 02 74 00 00000fa0 06 72616e6765 \
+             01 00 10 01 0000afc8 02 06 72616e6765 02 00 00 00",
+        );
+        let Datum::Struct(fields) = decode(5, &body) else { panic!() };
+        assert_eq!(fields[0], ("instance_id", Datum::Null));
+        assert_eq!(fields[1], ("rack_id", Datum::Str("r1".into())));
+        assert_eq!(fields[4], ("subscribed_topic_names", Datum::List(vec![Datum::Str("t".into())])));
+        assert_eq!(fields[6], ("rebalance_timeout_ms", Datum::Int(4000)));
+        let Datum::Struct(classic) = &fields[8].1 else { panic!("{:?}", fields[8]) };
+        assert_eq!(classic[0], ("session_timeout_ms", Datum::Int(45_000)));
+    }
+
+    #[test]
+    fn truncated_values_are_errors() {
+        let body = hex("00000005 00000004 02 02");
+        let (_, schema) = value_schema(8).unwrap();
+        for cut in 0..body.len() {
+            assert!(decode_struct(&mut Reader::new(&body[..cut], 0), schema).is_err());
+        }
+    }
+}
