@@ -56,6 +56,38 @@ def test_decode_objects(benchmark: Any, impl: str, compression: str) -> None:
     benchmark.extra_info.update(bytes=len(data), records=expected)
 
 
+def _python_arrow(data: bytes) -> Any:
+    """The baseline into Arrow: kafka-python + pycodec, rows flattened, pyarrow infers."""
+    import pyarrow as pa
+
+    rows = []
+    for r in pycodec.decode_records(data):
+        row = {"partition": r["partition"], "offset": r["offset"], "timestamp": r["timestamp"]}
+        for prefix in ("key", "value"):
+            if r[prefix] is not None:
+                row.update({f"{prefix}_{k}": v for k, v in r[prefix].items()})
+        rows.append(row)
+    return pa.RecordBatch.from_pylist(rows)
+
+
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+@pytest.mark.parametrize("impl", ["rust", "python"])
+def test_decode_arrow(benchmark: Any, impl: str, compression: str) -> None:
+    data = segment(SIZE, compression)
+    expected = len(codec.decode_records(data))
+
+    def rust() -> int:
+        return int(codec.decode_arrow(data).num_rows)
+
+    def python() -> int:
+        return int(_python_arrow(data).num_rows)
+
+    benchmark.group = f"decode-arrow-{compression}"
+    result = benchmark.pedantic(rust if impl == "rust" else python, rounds=scaled(3, 1), iterations=1)
+    assert result == expected
+    benchmark.extra_info.update(bytes=len(data), records=expected)
+
+
 @pytest.mark.parametrize("compression", COMPRESSIONS)
 def test_read_batches_ceiling(benchmark: Any, compression: str) -> None:
     """Parsing batches with CRC checks and decompression but no key/value decoding: the

@@ -513,3 +513,32 @@ def decode_segment(
 ) -> list[OffsetsRecord]:
     """:func:`decode_records` of a segment file; ``partition`` defaults to the N of a
     ``__consumer_offsets-N`` parent directory, else -1."""
+
+def decode_arrow(
+    data: _Buffer, *, partition: int = -1, position: int = 0, stop_at_corruption: bool = False
+) -> Any:
+    """Every record of a log buffer as one ``pyarrow.RecordBatch`` of :func:`arrow_schema`,
+    built in Rust with no per-record Python object (needs ``pyarrow``).
+
+    One row per record. Every row: ``partition``, ``offset``, ``timestamp``,
+    ``batch_position``, ``producer_id``, ``producer_epoch``, ``is_transactional``,
+    ``is_tombstone``; ``control`` ("commit"/"abort") for transaction markers; ``record_type``
+    and ``value_version`` for data records. Keys: ``group`` (``group_id`` for the
+    consumer-group types), ``topic``, ``key_partition``, ``member_id``. Offset commits:
+    ``committed_offset``, ``leader_epoch``, ``metadata``, ``commit_timestamp``,
+    ``expire_timestamp``. Group metadata: ``protocol_type``, ``generation``, ``protocol``,
+    ``leader``, ``current_state_timestamp``, ``members`` (list of structs: the member's
+    fields, raw ``subscription`` and ``assignment``, and for ``consumer`` groups
+    ``subscribed_topics`` and ``assigned_partitions`` (list of ``{topic, partitions}``)).
+    Consumer-group records (types 3-8, 16): ``epoch``, ``topic_partitions`` (list of
+    ``{topic_id, partitions}``, topic ids in hex) and ``consumer_group_fields`` (every field,
+    as JSON). Opaque records: ``raw_key``, ``raw_value``.
+    """
+
+def decode_segment_arrow(
+    path: str | PathLike[str], *, partition: int | None = None, stop_at_corruption: bool = False
+) -> Any:
+    """:func:`decode_arrow` of a segment file."""
+
+def arrow_schema() -> Any:
+    """The ``pyarrow.Schema`` of :func:`decode_arrow`."""

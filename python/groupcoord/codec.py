@@ -2,7 +2,8 @@
 
 Reading: :func:`read_batches` / :func:`read_segment` give the raw batches;
 :func:`decode_records` / :func:`decode_segment` give every record with its key and value
-decoded. Writing: :func:`write_batch`, :func:`write_control_batch`, :func:`encode_key`,
+decoded; :func:`decode_arrow` / :func:`decode_segment_arrow` the same as one Arrow record
+batch (schema: :func:`arrow_schema`). Writing: :func:`write_batch`, :func:`write_control_batch`, :func:`encode_key`,
 :func:`encode_value`. Corrupt or truncated input raises :class:`CorruptRecordError` (a
 ``ValueError``) naming the byte position.
 """
@@ -24,10 +25,13 @@ from groupcoord._native import (
     Record,
     RecordBatch,
     UnsupportedVersionError,
+    arrow_schema,
+    decode_arrow,
     decode_assignment,
     decode_key,
     decode_records,
     decode_segment,
+    decode_segment_arrow,
     decode_subscription,
     decode_value,
     encode_assignment,
@@ -66,10 +70,13 @@ __all__ = [
     "RecordBatch",
     "UnsupportedVersionError",
     "Value",
+    "arrow_schema",
+    "decode_arrow",
     "decode_assignment",
     "decode_key",
     "decode_records",
     "decode_segment",
+    "decode_segment_arrow",
     "decode_subscription",
     "decode_value",
     "encode_assignment",

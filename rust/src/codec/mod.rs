@@ -2,6 +2,7 @@
 //! ([`compression`]), Kafka's primitive encodings ([`primitives`]) and the coordinator's
 //! records ([`records`]).
 
+pub mod arrow;
 pub mod batch;
 pub mod compression;
 pub mod consumer_group;

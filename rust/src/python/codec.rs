@@ -874,6 +874,49 @@ fn decode_segment<'py>(py: Python<'py>, path: PathBuf, partition: Option<i32>, s
     records_to_py(py, log, stop_at_corruption).map_err(|e| with_path(py, e, &path))
 }
 
+fn arrow_error(e: ::arrow_schema::ArrowError) -> PyErr {
+    PyValueError::new_err(format!("building the Arrow batch: {e}"))
+}
+
+fn records_to_arrow<'py>(py: Python<'py>, log: crate::codec::log::DecodedLog, stop_at_corruption: bool) -> PyResult<Bound<'py, PyAny>> {
+    use arrow_pyarrow::ToPyArrow;
+    if let (Some(error), false) = (log.error, stop_at_corruption) {
+        return Err(error.into());
+    }
+    let batch = py.detach(|| crate::codec::arrow::to_record_batch(&log.records)).map_err(arrow_error)?;
+    batch.to_pyarrow(py)
+}
+
+/// Decode every record of a `__consumer_offsets` log buffer into one pyarrow.RecordBatch.
+#[pyfunction]
+#[pyo3(
+    signature = (data, *, partition = -1, position = 0, stop_at_corruption = false),
+    text_signature = "(data, *, partition=-1, position=0, stop_at_corruption=False)"
+)]
+fn decode_arrow<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, partition: i32, position: usize, stop_at_corruption: bool) -> PyResult<Bound<'py, PyAny>> {
+    let input = Input::from_py(data)?;
+    let slice = input.as_slice();
+    let log = py.detach(|| decode_log(slice, position, partition));
+    records_to_arrow(py, log, stop_at_corruption)
+}
+
+/// `decode_arrow` of a segment file.
+#[pyfunction]
+#[pyo3(signature = (path, *, partition = None, stop_at_corruption = false))]
+fn decode_segment_arrow<'py>(py: Python<'py>, path: PathBuf, partition: Option<i32>, stop_at_corruption: bool) -> PyResult<Bound<'py, PyAny>> {
+    let data = read_file(&path)?;
+    let partition = partition.unwrap_or_else(|| partition_of(&path));
+    let log = py.detach(|| decode_log(&data, 0, partition));
+    records_to_arrow(py, log, stop_at_corruption).map_err(|e| with_path(py, e, &path))
+}
+
+/// The schema of `decode_arrow`'s record batches, as a pyarrow.Schema.
+#[pyfunction(name = "arrow_schema")]
+fn offsets_arrow_schema(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    use arrow_pyarrow::ToPyArrow;
+    crate::codec::arrow::schema().as_ref().to_pyarrow(py)
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<OffsetCommitKey>()?;
     m.add_class::<GroupMetadataKey>()?;
@@ -904,5 +947,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encode_assignment, m)?)?;
     m.add_function(wrap_pyfunction!(decode_records, m)?)?;
     m.add_function(wrap_pyfunction!(decode_segment, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_arrow, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_segment_arrow, m)?)?;
+    m.add_function(wrap_pyfunction!(offsets_arrow_schema, m)?)?;
     Ok(())
 }
