@@ -21,13 +21,14 @@
 use std::sync::Arc;
 
 use arrow_array::builder::{BinaryBuilder, BooleanBuilder, Int16Builder, Int32Builder, Int64Builder, StringBuilder};
-use arrow_array::{ArrayRef, BinaryArray, Int32Array, ListArray, RecordBatch, StringArray, StructArray};
+use arrow_array::{ArrayRef, Int32Array, ListArray, RecordBatch, StructArray};
 use arrow_buffer::{NullBuffer, OffsetBuffer};
 use arrow_schema::{ArrowError, DataType, Field, Fields, Schema, SchemaRef};
 
 use crate::codec::consumer_group::Datum;
 use crate::codec::log::OffsetsRecord;
-use crate::codec::records::{decode_assignment, decode_subscription, Key, Value};
+use crate::codec::primitives::Reader;
+use crate::codec::records::{Key, Value};
 
 fn topic_partitions_type(topic_name: &str) -> DataType {
     DataType::List(Arc::new(Field::new(
@@ -94,33 +95,56 @@ pub fn schema() -> SchemaRef {
 }
 
 /// A `list<struct<name utf8, partitions list<int32>>>` column under construction.
-#[derive(Default)]
 struct TopicPartitionsColumn {
     offsets: Vec<i32>,
     valid: Vec<bool>,
-    topics: Vec<String>,
+    topics: StringBuilder,
     partition_offsets: Vec<i32>,
     partitions: Vec<i32>,
 }
 
 impl TopicPartitionsColumn {
     fn new() -> Self {
-        TopicPartitionsColumn { offsets: vec![0], partition_offsets: vec![0], ..Default::default() }
+        TopicPartitionsColumn {
+            offsets: vec![0],
+            valid: Vec::new(),
+            topics: StringBuilder::new(),
+            partition_offsets: vec![0],
+            partitions: Vec::new(),
+        }
     }
 
     fn push(&mut self, list: Option<&[(String, Vec<i32>)]>) {
         if let Some(list) = list {
             for (topic, partitions) in list {
-                self.topics.push(topic.clone());
+                self.topics.append_value(topic);
                 self.partitions.extend_from_slice(partitions);
                 self.partition_offsets.push(self.partitions.len() as i32);
             }
         }
-        self.offsets.push(self.topics.len() as i32);
+        self.offsets.push((self.partition_offsets.len() - 1) as i32);
         self.valid.push(list.is_some());
     }
 
-    fn finish(self, data_type: &DataType) -> Result<ArrayRef, ArrowError> {
+    /// Appends a consumer-protocol assignment's partitions straight from its bytes. False
+    /// (nothing appended) if they do not decode.
+    fn push_assignment(&mut self, bytes: &[u8]) -> bool {
+        let mut topics = Vec::new();
+        let ok = walk_assignment(bytes, |topic, partitions| topics.push((topic, partitions))).is_some();
+        if !ok {
+            return false;
+        }
+        for (topic, partitions) in topics {
+            self.topics.append_value(topic);
+            self.partitions.extend(partitions);
+            self.partition_offsets.push(self.partitions.len() as i32);
+        }
+        self.offsets.push((self.partition_offsets.len() - 1) as i32);
+        self.valid.push(true);
+        true
+    }
+
+    fn finish(mut self, data_type: &DataType) -> Result<ArrayRef, ArrowError> {
         let DataType::List(item) = data_type else { unreachable!("a list type") };
         let DataType::Struct(fields) = item.data_type() else { unreachable!("a struct item") };
         let DataType::List(partition_item) = fields[1].data_type() else { unreachable!("a list of partitions") };
@@ -130,27 +154,51 @@ impl TopicPartitionsColumn {
             Arc::new(Int32Array::from(self.partitions)),
             None,
         )?;
-        let entries = StructArray::try_new(fields.clone(), vec![Arc::new(StringArray::from(self.topics)), Arc::new(partitions)], None)?;
+        let entries = StructArray::try_new(fields.clone(), vec![Arc::new(self.topics.finish()), Arc::new(partitions)], None)?;
         Ok(Arc::new(ListArray::try_new(item.clone(), OffsetBuffer::new(self.offsets.into()), Arc::new(entries), Some(NullBuffer::from(self.valid)))?))
     }
 }
 
-#[derive(Default)]
 struct MembersColumn {
     offsets: Vec<i32>,
     valid: Vec<bool>,
-    member_id: Vec<String>,
-    group_instance_id: Vec<Option<String>>,
-    client_id: Vec<String>,
-    client_host: Vec<String>,
+    count: i32,
+    member_id: StringBuilder,
+    group_instance_id: StringBuilder,
+    client_id: StringBuilder,
+    client_host: StringBuilder,
     rebalance_timeout: Vec<i32>,
     session_timeout: Vec<i32>,
-    subscription: Vec<Vec<u8>>,
-    assignment: Vec<Vec<u8>>,
+    subscription: BinaryBuilder,
+    assignment: BinaryBuilder,
     topic_offsets: Vec<i32>,
     topics_valid: Vec<bool>,
-    topics: Vec<String>,
+    topic_count: i32,
+    topics: StringBuilder,
     assigned: TopicPartitionsColumn,
+}
+
+impl MembersColumn {
+    fn new() -> Self {
+        MembersColumn {
+            offsets: vec![0],
+            valid: Vec::new(),
+            count: 0,
+            member_id: StringBuilder::new(),
+            group_instance_id: StringBuilder::new(),
+            client_id: StringBuilder::new(),
+            client_host: StringBuilder::new(),
+            rebalance_timeout: Vec::new(),
+            session_timeout: Vec::new(),
+            subscription: BinaryBuilder::new(),
+            assignment: BinaryBuilder::new(),
+            topic_offsets: vec![0],
+            topics_valid: Vec::new(),
+            topic_count: 0,
+            topics: StringBuilder::new(),
+            assigned: TopicPartitionsColumn::new(),
+        }
+    }
 }
 
 /// Appends per-row values of one record to every column.
@@ -186,6 +234,42 @@ struct Columns {
     consumer_group_fields: StringBuilder,
     raw_key: BinaryBuilder,
     raw_value: BinaryBuilder,
+}
+
+fn borrowed_str<'a>(r: &mut Reader<'a>) -> Option<&'a str> {
+    let n = usize::try_from(r.i16().ok()?).ok()?;
+    std::str::from_utf8(r.take(n, "string").ok()?).ok()
+}
+
+/// The topics of a consumer-protocol subscription, borrowed from its bytes.
+fn subscribed_topics(bytes: &[u8]) -> Option<Vec<&str>> {
+    let mut r = Reader::new(bytes, 0);
+    if r.i16().ok()? < 0 {
+        return None;
+    }
+    let n = r.array(false, 2).ok()?;
+    (0..n).map(|_| borrowed_str(&mut r)).collect()
+}
+
+/// Walks a consumer-protocol assignment's (topic, partitions) without allocating strings.
+fn walk_assignment<'a>(bytes: &'a [u8], mut f: impl FnMut(&'a str, Vec<i32>)) -> Option<()> {
+    let mut r = Reader::new(bytes, 0);
+    if r.i16().ok()? < 0 {
+        return None;
+    }
+    let n = r.array(false, 6).ok()?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let topic = borrowed_str(&mut r)?;
+        let count = r.array(false, 4).ok()?;
+        let partitions = (0..count).map(|_| r.i32().ok()).collect::<Option<Vec<i32>>>()?;
+        out.push((topic, partitions));
+    }
+    r.nullable_bytes(false).ok()?;
+    for (topic, partitions) in out {
+        f(topic, partitions);
+    }
+    Some(())
 }
 
 fn datum_json(d: &Datum, out: &mut String) {
@@ -293,7 +377,7 @@ impl Columns {
             protocol: StringBuilder::new(),
             leader: StringBuilder::new(),
             current_state_timestamp: Int64Builder::with_capacity(capacity),
-            members: MembersColumn { offsets: vec![0], topic_offsets: vec![0], assigned: TopicPartitionsColumn::new(), ..Default::default() },
+            members: MembersColumn::new(),
             epoch: Int32Builder::with_capacity(capacity),
             topic_partitions: TopicPartitionsColumn::new(),
             consumer_group_fields: StringBuilder::new(),
@@ -353,25 +437,31 @@ impl Columns {
         if let Some(g) = group_value {
             let consumer = g.protocol_type == "consumer";
             for member in &g.members {
-                m.member_id.push(member.member_id.clone());
-                m.group_instance_id.push(member.group_instance_id.clone());
-                m.client_id.push(member.client_id.clone());
-                m.client_host.push(member.client_host.clone());
+                m.count += 1;
+                m.member_id.append_value(&member.member_id);
+                m.group_instance_id.append_option(member.group_instance_id.as_deref());
+                m.client_id.append_value(&member.client_id);
+                m.client_host.append_value(&member.client_host);
                 m.rebalance_timeout.push(member.rebalance_timeout);
                 m.session_timeout.push(member.session_timeout);
-                m.subscription.push(member.subscription.clone());
-                m.assignment.push(member.assignment.clone());
-                let subscription = consumer.then(|| decode_subscription(&member.subscription, 0).ok()).flatten();
-                if let Some(s) = &subscription {
-                    m.topics.extend(s.topics.iter().cloned());
+                m.subscription.append_value(&member.subscription);
+                m.assignment.append_value(&member.assignment);
+                let topics = if consumer { subscribed_topics(&member.subscription) } else { None };
+                if let Some(topics) = &topics {
+                    for topic in topics {
+                        m.topics.append_value(topic);
+                    }
+                    m.topic_count += topics.len() as i32;
                 }
-                m.topic_offsets.push(m.topics.len() as i32);
-                m.topics_valid.push(subscription.is_some());
-                let assignment = consumer.then(|| decode_assignment(&member.assignment, 0).ok()).flatten();
-                m.assigned.push(assignment.as_ref().map(|a| a.assigned_partitions.as_slice()));
+                m.topic_offsets.push(m.topic_count);
+                m.topics_valid.push(topics.is_some());
+                let assigned = if consumer { m.assigned.push_assignment(&member.assignment) } else { false };
+                if !assigned {
+                    m.assigned.push(None);
+                }
             }
         }
-        m.offsets.push(m.member_id.len() as i32);
+        m.offsets.push(m.count);
         m.valid.push(group_value.is_some());
         let cg = match &r.value {
             Some(Value::ConsumerGroup(v)) => Some(v),
@@ -400,23 +490,23 @@ impl Columns {
     fn finish(mut self, schema: SchemaRef) -> Result<RecordBatch, ArrowError> {
         let members_field = schema.field_with_name("members")?.data_type().clone();
         let tps_field = schema.field_with_name("topic_partitions")?.data_type().clone();
-        let m = self.members;
+        let mut m = self.members;
         let DataType::List(member_item) = &members_field else { unreachable!() };
         let DataType::Struct(mfields) = member_item.data_type() else { unreachable!() };
         let DataType::List(topic_item) = mfields[8].data_type() else { unreachable!() };
-        let subscribed = ListArray::try_new(topic_item.clone(), OffsetBuffer::new(m.topic_offsets.into()), Arc::new(StringArray::from(m.topics)), Some(NullBuffer::from(m.topics_valid)))?;
+        let subscribed = ListArray::try_new(topic_item.clone(), OffsetBuffer::new(m.topic_offsets.into()), Arc::new(m.topics.finish()), Some(NullBuffer::from(m.topics_valid)))?;
         let assigned = m.assigned.finish(mfields[9].data_type())?;
         let member_struct = StructArray::try_new(
             mfields.clone(),
             vec![
-                Arc::new(StringArray::from(m.member_id)),
-                Arc::new(StringArray::from(m.group_instance_id)),
-                Arc::new(StringArray::from(m.client_id)),
-                Arc::new(StringArray::from(m.client_host)),
+                Arc::new(m.member_id.finish()),
+                Arc::new(m.group_instance_id.finish()),
+                Arc::new(m.client_id.finish()),
+                Arc::new(m.client_host.finish()),
                 Arc::new(Int32Array::from(m.rebalance_timeout)),
                 Arc::new(Int32Array::from(m.session_timeout)),
-                Arc::new(BinaryArray::from_iter_values(m.subscription.iter())),
-                Arc::new(BinaryArray::from_iter_values(m.assignment.iter())),
+                Arc::new(m.subscription.finish()),
+                Arc::new(m.assignment.finish()),
                 Arc::new(subscribed),
                 assigned,
             ],
