@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Every test, from nothing: set-up, Rust unit tests, the typed-stub check, the Python suite,
-# and one smoke run of every benchmark.
+# Every test, from nothing: set-up, Rust unit tests, the typed-stub check, strict typing of the
+# package, the Python suite, and one smoke run of every benchmark.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,6 +11,9 @@ cargo test --release --quiet
 
 echo "== stubtest (the .pyi against the compiled module)"
 .venv/bin/python -m mypy.stubtest groupcoord._native --allowlist .stubtest-allowlist
+
+echo "== mypy (the package, strict)"
+.venv/bin/python -m mypy python/groupcoord
 
 echo "== pytest"
 .venv/bin/python -m pytest tests "$@"

@@ -49,7 +49,7 @@ def _decode_consumer_member(member: dict[str, Any]) -> None:
             member[f"{field}_decoded"] = {"error": str(e)}
 
 
-def record_json(path: str, record: codec.OffsetsRecord) -> dict[str, Any]:
+def record_json(path: str, record: codec.OffsetsRecord) -> Any:
     value = record.value.to_dict() if record.value is not None else None
     if isinstance(record.value, codec.GroupMetadataValue) and record.value.protocol_type == "consumer":
         assert value is not None
@@ -73,7 +73,7 @@ def record_json(path: str, record: codec.OffsetsRecord) -> dict[str, Any]:
     )
 
 
-def batch_json(path: str, batch: codec.RecordBatch) -> dict[str, Any]:
+def batch_json(path: str, batch: codec.RecordBatch) -> Any:
     fields = (
         "position", "size", "base_offset", "last_offset", "magic", "compression",
         "timestamp_type", "base_timestamp", "max_timestamp", "producer_id", "producer_epoch",
@@ -89,7 +89,7 @@ def batch_json(path: str, batch: codec.RecordBatch) -> dict[str, Any]:
     return _jsonable(out)
 
 
-def _lines(path: Path, decode: bool, stop_at_corruption: bool) -> Iterator[dict[str, Any]]:
+def _lines(path: Path, decode: bool, stop_at_corruption: bool) -> Iterator[Any]:
     if decode:
         for record in codec.decode_segment(path, stop_at_corruption=stop_at_corruption):
             yield record_json(str(path), record)

@@ -93,7 +93,7 @@ def decode_value(key: dict[str, Any], data: bytes | None) -> dict[str, Any] | No
     record_type = key["record_type"]
     if record_type in (0, 1) and 0 <= version <= 4:
         flexible = version >= 4
-        value = {"version": version, "offset": r.i64(), "leader_epoch": -1}
+        value: dict[str, Any] = {"version": version, "offset": r.i64(), "leader_epoch": -1}
         if version >= 3:
             value["leader_epoch"] = r.i32()
         value["metadata"] = r.string(flexible)
@@ -104,7 +104,7 @@ def decode_value(key: dict[str, Any], data: bytes | None) -> dict[str, Any] | No
         return value
     if record_type == 2 and 0 <= version <= 4:
         flexible = version >= 4
-        value = {
+        group: dict[str, Any] = {
             "version": version,
             "protocol_type": r.string(flexible),
             "generation": r.i32(),
@@ -128,16 +128,16 @@ def decode_value(key: dict[str, Any], data: bytes | None) -> dict[str, Any] | No
             if flexible:
                 r.skip_tagged_fields()
             members.append(member)
-        value["members"] = members
+        group["members"] = members
         if flexible:
             r.skip_tagged_fields()
-        return value
+        return group
     return {"record_type": record_type, "version": version, "data": data[2:]}
 
 
 def decode_records(data: bytes, partition: int = -1) -> Iterator[dict[str, Any]]:
     """Every record of a log buffer, parsed by kafka-python and decoded here."""
-    from kafka.record.memory_records import MemoryRecords
+    from kafka.record.memory_records import MemoryRecords  # type: ignore[import-untyped]
 
     records = MemoryRecords(data)
     while (batch := records.next_batch()) is not None:
