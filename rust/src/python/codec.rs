@@ -12,7 +12,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 use crate::codec::batch::{self, Batch, BatchHeader, ControlMarker};
 use crate::codec::compression::Compression;
-use crate::codec::log::{decode_log, OffsetsRecord as CoreOffsetsRecord};
+use crate::codec::log::{decode_log, DecodedLog, OffsetsRecord as CoreOffsetsRecord};
 use crate::codec::consumer_group::{self, Datum};
 use crate::codec::records::{
     self, ConsumerGroupKey, ConsumerGroupValue, ConsumerProtocolAssignment, ConsumerProtocolSubscription,
@@ -697,7 +697,7 @@ fn record_to_py(py: Python<'_>, r: CoreOffsetsRecord) -> PyResult<OffsetsRecord>
     })
 }
 
-fn read_file(path: &PathBuf) -> PyResult<Vec<u8>> {
+fn read_file(path: &std::path::Path) -> PyResult<Vec<u8>> {
     std::fs::read(path).map_err(|source| Error::Io { path: path.display().to_string(), source }.into())
 }
 
@@ -839,7 +839,7 @@ fn encode_assignment<'py>(py: Python<'py>, assignment: &ConsumerProtocolAssignme
     Ok(bytes(py, &records::encode_assignment(assignment)?))
 }
 
-fn records_to_py<'py>(py: Python<'py>, log: crate::codec::log::DecodedLog, stop_at_corruption: bool) -> PyResult<Bound<'py, PyList>> {
+fn records_to_py<'py>(py: Python<'py>, log: DecodedLog, stop_at_corruption: bool) -> PyResult<Bound<'py, PyList>> {
     if let (Some(error), false) = (log.error, stop_at_corruption) {
         return Err(error.into());
     }
@@ -850,6 +850,21 @@ fn records_to_py<'py>(py: Python<'py>, log: crate::codec::log::DecodedLog, stop_
     Ok(list)
 }
 
+/// Decodes a log buffer with the thread detached from the interpreter.
+fn log_of_buffer(py: Python<'_>, data: &Bound<'_, PyAny>, partition: i32, position: usize) -> PyResult<DecodedLog> {
+    let input = Input::from_py(data)?;
+    let slice = input.as_slice();
+    Ok(py.detach(|| decode_log(slice, position, partition)))
+}
+
+/// Decodes a segment file; the partition defaults to the N of its `__consumer_offsets-N`
+/// directory.
+fn log_of_segment(py: Python<'_>, path: &std::path::Path, partition: Option<i32>) -> PyResult<DecodedLog> {
+    let data = read_file(path)?;
+    let partition = partition.unwrap_or_else(|| partition_of(path));
+    Ok(py.detach(|| decode_log(&data, 0, partition)))
+}
+
 /// Decode every record of a `__consumer_offsets` log buffer.
 #[pyfunction]
 #[pyo3(
@@ -857,28 +872,21 @@ fn records_to_py<'py>(py: Python<'py>, log: crate::codec::log::DecodedLog, stop_
     text_signature = "(data, *, partition=-1, position=0, stop_at_corruption=False)"
 )]
 fn decode_records<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, partition: i32, position: usize, stop_at_corruption: bool) -> PyResult<Bound<'py, PyList>> {
-    let input = Input::from_py(data)?;
-    let slice = input.as_slice();
-    let log = py.detach(|| decode_log(slice, position, partition));
-    records_to_py(py, log, stop_at_corruption)
+    records_to_py(py, log_of_buffer(py, data, partition, position)?, stop_at_corruption)
 }
 
-/// Decode every record of a segment file; the partition defaults to the N of a
-/// `__consumer_offsets-N` parent directory.
+/// Decode every record of a segment file.
 #[pyfunction]
 #[pyo3(signature = (path, *, partition = None, stop_at_corruption = false))]
 fn decode_segment<'py>(py: Python<'py>, path: PathBuf, partition: Option<i32>, stop_at_corruption: bool) -> PyResult<Bound<'py, PyList>> {
-    let data = read_file(&path)?;
-    let partition = partition.unwrap_or_else(|| partition_of(&path));
-    let log = py.detach(|| decode_log(&data, 0, partition));
-    records_to_py(py, log, stop_at_corruption).map_err(|e| with_path(py, e, &path))
+    records_to_py(py, log_of_segment(py, &path, partition)?, stop_at_corruption).map_err(|e| with_path(py, e, &path))
 }
 
 fn arrow_error(e: ::arrow_schema::ArrowError) -> PyErr {
     PyValueError::new_err(format!("building the Arrow batch: {e}"))
 }
 
-fn records_to_arrow<'py>(py: Python<'py>, log: crate::codec::log::DecodedLog, stop_at_corruption: bool) -> PyResult<Bound<'py, PyAny>> {
+fn records_to_arrow<'py>(py: Python<'py>, log: DecodedLog, stop_at_corruption: bool) -> PyResult<Bound<'py, PyAny>> {
     use arrow_pyarrow::ToPyArrow;
     if let (Some(error), false) = (log.error, stop_at_corruption) {
         return Err(error.into());
@@ -894,20 +902,14 @@ fn records_to_arrow<'py>(py: Python<'py>, log: crate::codec::log::DecodedLog, st
     text_signature = "(data, *, partition=-1, position=0, stop_at_corruption=False)"
 )]
 fn decode_arrow<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, partition: i32, position: usize, stop_at_corruption: bool) -> PyResult<Bound<'py, PyAny>> {
-    let input = Input::from_py(data)?;
-    let slice = input.as_slice();
-    let log = py.detach(|| decode_log(slice, position, partition));
-    records_to_arrow(py, log, stop_at_corruption)
+    records_to_arrow(py, log_of_buffer(py, data, partition, position)?, stop_at_corruption)
 }
 
 /// `decode_arrow` of a segment file.
 #[pyfunction]
 #[pyo3(signature = (path, *, partition = None, stop_at_corruption = false))]
 fn decode_segment_arrow<'py>(py: Python<'py>, path: PathBuf, partition: Option<i32>, stop_at_corruption: bool) -> PyResult<Bound<'py, PyAny>> {
-    let data = read_file(&path)?;
-    let partition = partition.unwrap_or_else(|| partition_of(&path));
-    let log = py.detach(|| decode_log(&data, 0, partition));
-    records_to_arrow(py, log, stop_at_corruption).map_err(|e| with_path(py, e, &path))
+    records_to_arrow(py, log_of_segment(py, &path, partition)?, stop_at_corruption).map_err(|e| with_path(py, e, &path))
 }
 
 /// The schema of `decode_arrow`'s record batches, as a pyarrow.Schema.
