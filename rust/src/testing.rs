@@ -18,3 +18,10 @@ impl Rng {
         self.next() % n
     }
 }
+
+/// Bytes from hex, ignoring whitespace and any other non-hex characters (so vectors can be
+/// laid out as in the reference).
+pub fn hex(s: &str) -> Vec<u8> {
+    let s: String = s.chars().filter(char::is_ascii_hexdigit).collect();
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex digits")).collect()
+}

@@ -561,16 +561,13 @@ pub fn to_record_batch(records: &[OffsetsRecord]) -> Result<RecordBatch, ArrowEr
 
 #[cfg(test)]
 mod tests {
+    use crate::testing::hex;
     use super::*;
     use crate::codec::log::decode_log;
     use arrow_array::cast::AsArray;
     use arrow_array::Array;
     use arrow_array::types::{Int32Type, Int64Type};
 
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.chars().filter(char::is_ascii_hexdigit).collect();
-        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
-    }
 
     #[test]
     fn group_metadata_rows_carry_members_and_assignments() {

@@ -422,12 +422,9 @@ pub fn control_marker(record: &Record) -> Option<ControlMarker> {
 
 #[cfg(test)]
 mod tests {
+    use crate::testing::hex;
     use super::*;
 
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.chars().filter(char::is_ascii_hexdigit).collect();
-        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
-    }
 
     #[test]
     fn write_then_read_every_compression() {

@@ -247,12 +247,9 @@ fn encode_field(out: &mut Vec<u8>, ty: &'static FieldType, value: &Datum, name: 
 
 #[cfg(test)]
 mod tests {
+    use crate::testing::hex;
     use super::*;
 
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.chars().filter(char::is_ascii_hexdigit).collect();
-        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
-    }
 
     /// Decodes, and checks that encoding gives the bytes back (unknown tags aside).
     fn decode(record_type: i16, body: &[u8]) -> Datum {

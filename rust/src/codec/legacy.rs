@@ -144,11 +144,9 @@ pub fn read_legacy(data: &[u8], position: usize) -> Result<Batch> {
 
 #[cfg(test)]
 mod tests {
+    use crate::testing::hex;
     use crate::codec::batch::read_batches;
 
-    fn hex(s: &str) -> Vec<u8> {
-        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
-    }
 
     /// offsets-log-format.md §9.2.
     #[test]

@@ -109,6 +109,7 @@ fn at_record(error: Error, batch_position: usize, offset: i64) -> Error {
 
 #[cfg(test)]
 mod tests {
+    use crate::testing::hex;
     use super::*;
     use crate::codec::batch::{write_batch, write_control_batch, BatchHeader};
     use crate::codec::compression::Compression;
@@ -179,10 +180,6 @@ mod tests {
         }
     }
 
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.chars().filter(char::is_ascii_hexdigit).collect();
-        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
-    }
 
     /// offsets-log-format.md §9.6: commit, tombstone, transactional commit, COMMIT marker.
     #[test]

@@ -587,12 +587,9 @@ pub fn encode_assignment(a: &ConsumerProtocolAssignment) -> Result<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
+    use crate::testing::hex;
     use super::*;
 
-    fn hex(s: &str) -> Vec<u8> {
-        let s: String = s.chars().filter(char::is_ascii_hexdigit).collect();
-        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
-    }
 
     const GROUP: &str = "kafkesc-devcluster-group-id";
 
