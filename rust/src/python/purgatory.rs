@@ -339,10 +339,19 @@ fn shut_down_error(name: &str) -> PyErr {
     Error::IllegalState(format!("purgatory {name:?} is shut down")).into()
 }
 
-fn check_open(slf: &Bound<'_, PyPurgatory>) -> PyResult<()> {
-    let this = core_mut(slf)?;
+/// Whether `operation` may be watched and armed here now: the purgatory is open and the
+/// operation is not pending (in this purgatory or another).
+fn check_addable(this: &PyPurgatory, operation: &Bound<'_, DelayedOperation>) -> PyResult<()> {
     if this.core.is_shut_down() {
         return Err(shut_down_error(&this.name));
+    }
+    if operation.get().timer_key.load(Relaxed) != NO_TIMER {
+        // The type's name, not repr(): no Python code may run while the purgatory is borrowed.
+        return Err(Error::InvalidArgument(format!(
+            "this {} is already pending in a purgatory",
+            operation.get_type().qualname()?
+        ))
+        .into());
     }
     Ok(())
 }
@@ -396,7 +405,6 @@ impl PyPurgatory {
         operation: &Bound<'_, DelayedOperation>,
         keys: &Bound<'_, PyAny>,
     ) -> PyResult<bool> {
-        check_open(slf)?;
         let op = operation.get();
         if !op.initialized.load(Relaxed) {
             return Err(Error::WrongType(
@@ -405,28 +413,29 @@ impl PyPurgatory {
             )
             .into());
         }
-        if op.timer_key.load(Relaxed) != NO_TIMER {
-            return Err(Error::InvalidArgument(format!(
-                "{} is already pending in a purgatory",
-                operation.repr()?
-            ))
-            .into());
-        }
         if op.completed.load(Relaxed) {
             return Err(Error::InvalidArgument(format!("{} has already completed", operation.repr()?)).into());
         }
+        check_addable(&*core_mut(slf)?, operation)?;
         let keys = collect_keys(keys)?;
         if DelayedOperation::call_try_complete(operation)? {
             return Ok(true);
         }
         let handle = OpRef(operation.clone().unbind());
-        core_mut(slf)?.core.watch(&handle, &keys);
+        if !op.completed.load(Relaxed) {
+            // The first try ran Python code: it may have shut the purgatory down or added
+            // this very operation.
+            let mut this = core_mut(slf)?;
+            check_addable(&this, operation)?;
+            this.core.watch(&handle, &keys);
+        }
         drop(keys);
         if DelayedOperation::call_try_complete(operation)? {
             return Ok(true);
         }
         if !op.completed.load(Relaxed) {
             let mut this = core_mut(slf)?;
+            check_addable(&this, operation)?;
             op.set_owner(slf.clone().unbind());
             this.core.arm(&handle, op.delay_ms.load(Relaxed));
         }
@@ -517,10 +526,12 @@ impl PyPurgatory {
             match item {
                 None => break,
                 Some(Item::Operation(op)) => {
-                    expired += 1;
                     let op = op.0.bind(py);
                     drop(op.get().take_owner());
-                    op.get().completed.store(true, Relaxed);
+                    if op.get().completed.swap(true, Relaxed) {
+                        continue;
+                    }
+                    expired += 1;
                     DelayedOperation::call_on_complete(op)?;
                     DelayedOperation::call_on_expiration(op)?;
                 }
