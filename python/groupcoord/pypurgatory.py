@@ -381,6 +381,9 @@ class Purgatory:
             hash(key)
         if operation.try_complete():
             return True
+        if operation._completed:
+            return False
+        self._check_addable(operation)
         watchers = self._watchers
         for key in keys:
             watching = watchers.get(key)
@@ -393,6 +396,7 @@ class Purgatory:
             return True
         if operation._completed:
             return False
+        self._check_addable(operation)
         now = self._now
         expiration = now + operation._delay_ms
         if now < expiration < now + _WHEEL_SIZE:
@@ -584,6 +588,14 @@ class Purgatory:
     def num_delayed(self) -> int:
         """Operations pending in the timer (Kafka's ``numDelayed()``), exact."""
         return self._size
+
+    def _check_addable(self, operation: DelayedOperation) -> None:
+        """After a try ran Python code: it may have shut the purgatory down or added this very
+        operation, and then the operation must not be watched or armed here."""
+        if self._shut_down:
+            raise RuntimeError(f"purgatory {self._name!r} is shut down")
+        if operation._bucket is not None:
+            raise ValueError(f"this {type(operation).__qualname__} is already pending in a purgatory")
 
     def shutdown(self) -> None:
         """Cancel everything without running callbacks; later additions raise RuntimeError."""

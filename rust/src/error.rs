@@ -8,6 +8,15 @@ pub enum Error {
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 
+    /// An object asked to do what its state forbids: a purgatory that is shut down, or one
+    /// re-entered while it was updating itself (from a key's `__eq__` or a finalizer).
+    #[error("{0}")]
+    IllegalState(String),
+
+    /// A value of the wrong kind (for example an operation whose `__init__` never ran).
+    #[error("{0}")]
+    WrongType(String),
+
     /// Input ended before a field it announced.
     #[error("truncated input at byte {position}: {what} needs {needed} bytes, {available} left")]
     Truncated {

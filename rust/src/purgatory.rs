@@ -62,6 +62,13 @@ pub enum Visited<'a, K, O, D> {
     Payload(&'a D),
 }
 
+/// Everything a [`Purgatory::shutdown`] took out, for the caller to drop when it is safe to.
+pub struct Released<K, O, D, S> {
+    pub items: Vec<Item<K, O, D>>,
+    pub watchers: HashMap<K, Vec<O>, S>,
+    pub deadlines: HashMap<K, TimerKey, S>,
+}
+
 /// Kafka's `DelayedOperationPurgatory` over the timing wheel. `K` is the key type, `O` the
 /// operation handle, `D` the payload of a deadline (for Python: its expiration callback).
 pub struct Purgatory<K, O, D, S> {
@@ -215,18 +222,26 @@ where
     }
 
     /// Kafka's purge rule: after an `advance`, sweep completed operations out of every watcher
-    /// list when more than `purge_interval` may linger there. Returns whether it swept.
-    pub fn maybe_purge(&mut self) -> bool {
-        let pending = self.timer.len() - self.deadlines.len();
+    /// list when more than `purge_interval` may linger there. Returns the swept operations
+    /// (`None` if it did not sweep), so that the caller releases them outside any borrow.
+    pub fn maybe_purge(&mut self) -> Option<Vec<O>> {
+        let pending = self.timer.len().saturating_sub(self.deadlines.len());
         if self.estimated.saturating_sub(pending) <= self.purge_interval {
-            return false;
+            return None;
         }
         self.estimated = pending;
+        let mut swept = Vec::new();
         self.watchers.retain(|_, list| {
-            list.retain(|op| !op.is_completed());
+            list.retain(|op| {
+                let completed = op.is_completed();
+                if completed {
+                    swept.push(op.clone());
+                }
+                !completed
+            });
             !list.is_empty()
         });
-        true
+        Some(swept)
     }
 
     /// When the next entry is due (see [`Timer::next_expiration_ms`]).
@@ -263,8 +278,9 @@ where
         self.deadlines.keys().for_each(|key| f(Visited::Key(key)));
     }
 
-    /// Drops everything without completing it; returns what was pending in the timer.
-    pub fn shutdown(&mut self) -> Vec<Item<K, O, D>> {
+    /// Drops everything without completing it. Returns what was pending in the timer and the
+    /// watcher lists, so that the caller releases them outside any borrow.
+    pub fn shutdown(&mut self) -> Released<K, O, D, S> {
         self.shut_down = true;
         let items = self.timer.drain();
         for item in &items {
@@ -272,10 +288,12 @@ where
                 op.set_timer_key(None);
             }
         }
-        self.watchers.clear();
-        self.deadlines.clear();
         self.estimated = 0;
-        items
+        Released {
+            items,
+            watchers: std::mem::take(&mut self.watchers),
+            deadlines: std::mem::take(&mut self.deadlines),
+        }
     }
 
     /// Kafka's `tryCompleteElseWatch` for operations whose code is Rust: `try_complete` is the
@@ -531,7 +549,8 @@ mod tests {
         let op = Op::default();
         p.try_complete_else_watch(&op, 10, &["k"], try_complete);
         p.watch_deadline(&"m", 10, 1);
-        assert_eq!(p.shutdown().len(), 2);
+        let released = p.shutdown();
+        assert_eq!((released.items.len(), released.watchers.len(), released.deadlines.len()), (2, 1, 1));
         assert_eq!((p.num_delayed(), p.watched()), (0, 0));
         assert_eq!(op.timer_key(), None);
         assert!(p.is_shut_down());

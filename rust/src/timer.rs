@@ -213,11 +213,23 @@ impl<T> Timer<T> {
 
     /// Moves a pending entry to a new expiration, keeping its payload. Returns its key, which
     /// changes only if the entry was already in the due queue. `None` for a stale key.
+    ///
+    /// Moving an entry in the wheel to a *later* expiration leaves it in its slot: that slot
+    /// now starts before the expiration, and when the clock reaches it the entry is placed
+    /// again, like a cascading one. Unlinking would touch both neighbours in the slab, and the
+    /// heartbeat cycle pushes every member's deadline later many times before it is reached.
     pub fn reschedule(&mut self, key: TimerKey, expiration_ms: i64) -> Option<TimerKey> {
-        let location = self.entry(key)?.location;
-        if location == Location::Due {
-            let value = self.cancel(key)?;
-            return Some(self.insert(expiration_ms, value));
+        let entry = self.entry(key)?;
+        match entry.location {
+            Location::Due => {
+                let value = self.cancel(key)?;
+                return Some(self.insert(expiration_ms, value));
+            }
+            Location::Wheel { .. } if expiration_ms >= entry.expiration => {
+                self.entries[key.index as usize].expiration = expiration_ms;
+                return Some(key);
+            }
+            _ => {}
         }
         self.unlink(key.index);
         self.entries[key.index as usize].expiration = expiration_ms;
@@ -367,8 +379,9 @@ impl<T> Timer<T> {
     }
 
     /// When the next entry is due: at or before the current time if one is already due or
-    /// overdue, else the start of the earliest non-empty slot (exact for 1 ms slots, never later
-    /// than the earliest expiration). `None` when nothing is pending.
+    /// overdue, else the start of the earliest non-empty slot (never later than the earliest
+    /// expiration; exact for 1 ms slots unless an entry there was rescheduled later). `None`
+    /// when nothing is pending.
     pub fn next_expiration_ms(&self) -> Option<i64> {
         let due = self
             .due
@@ -673,6 +686,41 @@ mod tests {
         assert_eq!(t.len(), 1);
         assert_eq!(fire(&mut t, 90_000), vec![7]);
         assert_eq!(t.reschedule(k, 1), None, "stale key");
+    }
+
+    #[test]
+    fn rescheduled_later_many_times_fires_once_at_the_last_expiration() {
+        // The heartbeat cycle: a 45 s deadline pushed 3 s later, fifteen times, then left.
+        let mut t = Timer::new(0);
+        let k = t.insert(45_000, 1);
+        let other = t.insert(50_000, 2);
+        let mut now = 0;
+        for _ in 0..15 {
+            now += 3_000;
+            assert!(fire(&mut t, now).is_empty());
+            assert_eq!(t.reschedule(k, now + 45_000), Some(k));
+        }
+        let last = now + 45_000;
+        let mut fired = Vec::new();
+        while let Some(next) = t.next_expiration_ms() {
+            assert!(next > now, "next expiration {next} not after now {now}");
+            let earliest = if fired.is_empty() { 50_000 } else { last };
+            assert!(next <= earliest, "next expiration {next} after the earliest, {earliest}");
+            now = next;
+            fired.extend(fire(&mut t, now).into_iter().map(|v| (v, now)));
+        }
+        assert_eq!(fired, vec![(2, 50_000), (1, last)]);
+        assert_eq!(t.cancel(other), None);
+    }
+
+    #[test]
+    fn rescheduled_earlier_moves_out_of_its_slot() {
+        let mut t = Timer::new(0);
+        let k = t.insert(300_000, 1);
+        assert_eq!(t.reschedule(k, 70), Some(k));
+        assert_eq!(t.next_expiration_ms(), Some(64), "level 1 slot of 70 starts at 64");
+        assert!(fire(&mut t, 69).is_empty());
+        assert_eq!(fire(&mut t, 70), vec![1]);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! absolute byte position) and `reason`.
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyException, PyOSError, PyValueError};
+use pyo3::exceptions::{PyException, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
@@ -62,6 +62,8 @@ impl From<Error> for PyErr {
         Python::attach(|py| {
             let converted = match &err {
                 Error::InvalidArgument(msg) => Ok(PyValueError::new_err(msg.clone())),
+                Error::IllegalState(msg) => Ok(PyRuntimeError::new_err(msg.clone())),
+                Error::WrongType(msg) => Ok(PyTypeError::new_err(msg.clone())),
                 Error::Truncated { .. } | Error::Corrupt { .. } => corrupt(py, &err),
                 Error::UnsupportedVersion(msg) => {
                     unsupported_version_error(py).map(|cls| PyErr::from_type(cls.clone(), msg.clone()))

@@ -7,13 +7,13 @@ use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::Mutex;
 
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple, PyType};
 use pyo3::{intern, PyTraverseError, PyVisit};
 
-use crate::purgatory::{Item, Operation, Purgatory, Visited};
+use crate::purgatory::{Item, Operation, Purgatory, Released, Visited};
 use crate::timer::TimerKey;
+use crate::Error;
 
 const NO_TIMER: u64 = u64::MAX;
 const OVERRIDES_TRY_COMPLETE: u8 = 1;
@@ -241,16 +241,33 @@ impl DelayedOperation {
     /// Complete now: cancel the timer, run `on_complete`. True only for the first call.
     fn force_complete(slf: &Bound<'_, Self>) -> PyResult<bool> {
         let op = slf.get();
-        if op.completed.swap(true, Relaxed) {
+        if op.completed.load(Relaxed) {
             return Ok(false);
         }
-        let timer_key = op.timer_key.swap(NO_TIMER, Relaxed);
-        if let Some(owner) = op.take_owner() {
-            if timer_key != NO_TIMER {
-                let removed = owner.bind(slf.py()).borrow_mut().core.cancel_timer_entry(TimerKey::from_bits(timer_key));
-                drop(removed);
+        let owner = op.owner.lock().ok().and_then(|o| o.as_ref().map(|p| p.clone_ref(slf.py())));
+        let removed = match &owner {
+            // Borrow first: if that fails nothing has changed and the error says why.
+            Some(owner) => {
+                let mut purgatory = core_mut(owner.bind(slf.py()))?;
+                if op.completed.swap(true, Relaxed) {
+                    return Ok(false);
+                }
+                match op.timer_key.swap(NO_TIMER, Relaxed) {
+                    NO_TIMER => None,
+                    bits => purgatory.core.cancel_timer_entry(TimerKey::from_bits(bits)),
+                }
             }
-        }
+            None => {
+                if op.completed.swap(true, Relaxed) {
+                    return Ok(false);
+                }
+                op.timer_key.store(NO_TIMER, Relaxed);
+                None
+            }
+        };
+        drop(removed);
+        drop(op.take_owner());
+        drop(owner);
         Self::call_on_complete(slf)?;
         Ok(true)
     }
@@ -304,10 +321,37 @@ pub struct PyPurgatory {
     core: Core,
 }
 
-fn check_open(slf: &Bound<'_, PyPurgatory>) -> PyResult<()> {
-    let this = slf.borrow();
+/// The purgatory, mutably borrowed. Python code runs inside such a borrow only where the core
+/// compares keys (`__eq__`) or drops an object (a finalizer); re-entering the purgatory from
+/// there gets this RuntimeError instead of a panic, and the purgatory is left unchanged.
+fn core_mut<'py>(slf: &Bound<'py, PyPurgatory>) -> PyResult<PyRefMut<'py, PyPurgatory>> {
+    slf.try_borrow_mut().map_err(|_| {
+        Error::IllegalState(
+            "the purgatory was re-entered while it was updating itself (from a key's __eq__ or \
+             a finalizer); call it from the operations' callbacks instead"
+                .to_owned(),
+        )
+        .into()
+    })
+}
+
+fn shut_down_error(name: &str) -> PyErr {
+    Error::IllegalState(format!("purgatory {name:?} is shut down")).into()
+}
+
+/// Whether `operation` may be watched and armed here now: the purgatory is open and the
+/// operation is not pending (in this purgatory or another).
+fn check_addable(this: &PyPurgatory, operation: &Bound<'_, DelayedOperation>) -> PyResult<()> {
     if this.core.is_shut_down() {
-        return Err(PyRuntimeError::new_err(format!("purgatory {:?} is shut down", this.name)));
+        return Err(shut_down_error(&this.name));
+    }
+    if operation.get().timer_key.load(Relaxed) != NO_TIMER {
+        // The type's name, not repr(): no Python code may run while the purgatory is borrowed.
+        return Err(Error::InvalidArgument(format!(
+            "this {} is already pending in a purgatory",
+            operation.get_type().qualname()?
+        ))
+        .into());
     }
     Ok(())
 }
@@ -324,7 +368,7 @@ fn collect_keys(keys: &Bound<'_, PyAny>) -> PyResult<Vec<PyKey>> {
         }
     }
     if out.is_empty() {
-        return Err(PyValueError::new_err("keys must not be empty"));
+        return Err(Error::InvalidArgument("keys must not be empty".to_owned()).into());
     }
     Ok(out)
 }
@@ -361,38 +405,39 @@ impl PyPurgatory {
         operation: &Bound<'_, DelayedOperation>,
         keys: &Bound<'_, PyAny>,
     ) -> PyResult<bool> {
-        check_open(slf)?;
         let op = operation.get();
         if !op.initialized.load(Relaxed) {
-            return Err(PyTypeError::new_err(
-                "operation must be a DelayedOperation whose __init__ ran (call super().__init__(delay_ms))",
-            ));
-        }
-        if op.timer_key.load(Relaxed) != NO_TIMER {
-            return Err(PyValueError::new_err(format!(
-                "{} is already pending in a purgatory",
-                operation.repr()?
-            )));
+            return Err(Error::WrongType(
+                "operation must be a DelayedOperation whose __init__ ran (call super().__init__(delay_ms))"
+                    .to_owned(),
+            )
+            .into());
         }
         if op.completed.load(Relaxed) {
-            return Err(PyValueError::new_err(format!(
-                "{} has already completed",
-                operation.repr()?
-            )));
+            return Err(Error::InvalidArgument(format!("{} has already completed", operation.repr()?)).into());
         }
+        check_addable(&*core_mut(slf)?, operation)?;
         let keys = collect_keys(keys)?;
         if DelayedOperation::call_try_complete(operation)? {
             return Ok(true);
         }
         let handle = OpRef(operation.clone().unbind());
-        slf.borrow_mut().core.watch(&handle, &keys);
+        if !op.completed.load(Relaxed) {
+            // The first try ran Python code: it may have shut the purgatory down or added
+            // this very operation.
+            let mut this = core_mut(slf)?;
+            check_addable(&this, operation)?;
+            this.core.watch(&handle, &keys);
+        }
         drop(keys);
         if DelayedOperation::call_try_complete(operation)? {
             return Ok(true);
         }
         if !op.completed.load(Relaxed) {
+            let mut this = core_mut(slf)?;
+            check_addable(&this, operation)?;
             op.set_owner(slf.clone().unbind());
-            slf.borrow_mut().core.arm(&handle, op.delay_ms.load(Relaxed));
+            this.core.arm(&handle, op.delay_ms.load(Relaxed));
         }
         Ok(false)
     }
@@ -400,7 +445,7 @@ impl PyPurgatory {
     /// Call `try_complete` on the operations watched under `key`; return how many completed.
     fn check_and_complete(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<usize> {
         let key = PyKey::new(key)?;
-        let Some(ops) = slf.borrow().core.watched_under(&key) else {
+        let Some(ops) = core_mut(slf)?.core.watched_under(&key) else {
             return Ok(0);
         };
         let py = slf.py();
@@ -419,9 +464,9 @@ impl PyPurgatory {
                 }
             }
         }
-        slf.borrow_mut().core.prune(&key);
+        let pruned = core_mut(slf).map(|mut this| this.core.prune(&key));
         drop(ops);
-        outcome.map(|()| completed)
+        outcome.and(pruned).map(|()| completed)
     }
 
     /// The heartbeat cycle in one call: complete the deadline pending under `key` (if any),
@@ -434,9 +479,9 @@ impl PyPurgatory {
     ) -> PyResult<u32> {
         let key = PyKey::new(key)?;
         let (completed, previous) = {
-            let mut this = slf.borrow_mut();
+            let mut this = core_mut(slf)?;
             if this.core.is_shut_down() {
-                return Err(PyRuntimeError::new_err(format!("purgatory {:?} is shut down", this.name)));
+                return Err(shut_down_error(&this.name));
             }
             this.core.watch_deadline(&key, delay_ms, on_expiration)
         };
@@ -447,7 +492,7 @@ impl PyPurgatory {
     /// Complete the deadline pending under `key` without scheduling another.
     fn complete_deadline(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let key = PyKey::new(key)?;
-        let payload = slf.borrow_mut().core.complete_deadline(&key);
+        let payload = core_mut(slf)?.core.complete_deadline(&key);
         Ok(payload.is_some())
     }
 
@@ -458,8 +503,12 @@ impl PyPurgatory {
         key: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
         let key = PyKey::new(key)?;
-        let (cancelled, deadline) = slf.borrow_mut().core.cancel_for_key(&key);
-        drop(deadline);
+        let mut this = core_mut(slf)?;
+        // Holding the list keeps the completed operations it drops alive past the borrow.
+        let watched = this.core.watched_under(&key);
+        let (cancelled, deadline) = this.core.cancel_for_key(&key);
+        drop(this);
+        drop((watched, deadline));
         let py = slf.py();
         let owners: Vec<_> = cancelled.iter().map(|op| op.0.get().take_owner()).collect();
         drop(owners);
@@ -470,17 +519,19 @@ impl PyPurgatory {
     /// Returns how many expired.
     fn advance_clock(slf: &Bound<'_, Self>, now_ms: i64) -> PyResult<usize> {
         let py = slf.py();
-        slf.borrow_mut().core.advance(now_ms);
+        core_mut(slf)?.core.advance(now_ms);
         let mut expired = 0;
         loop {
-            let item = slf.borrow_mut().core.pop_expired();
+            let item = core_mut(slf)?.core.pop_expired();
             match item {
                 None => break,
                 Some(Item::Operation(op)) => {
-                    expired += 1;
                     let op = op.0.bind(py);
                     drop(op.get().take_owner());
-                    op.get().completed.store(true, Relaxed);
+                    if op.get().completed.swap(true, Relaxed) {
+                        continue;
+                    }
+                    expired += 1;
                     DelayedOperation::call_on_complete(op)?;
                     DelayedOperation::call_on_expiration(op)?;
                 }
@@ -490,7 +541,8 @@ impl PyPurgatory {
                 }
             }
         }
-        slf.borrow_mut().core.maybe_purge();
+        let swept = core_mut(slf)?.core.maybe_purge();
+        drop(swept);
         Ok(expired)
     }
 
@@ -510,14 +562,10 @@ impl PyPurgatory {
     }
 
     /// Cancel everything without running callbacks; later additions raise RuntimeError.
-    fn shutdown(slf: &Bound<'_, Self>) {
-        let items = slf.borrow_mut().core.shutdown();
-        for item in &items {
-            if let Item::Operation(op) = item {
-                drop(op.0.get().take_owner());
-            }
-        }
-        drop(items);
+    fn shutdown(slf: &Bound<'_, Self>) -> PyResult<()> {
+        let released = core_mut(slf)?.core.shutdown();
+        release(released);
+        Ok(())
     }
 
     fn __repr__(&self) -> String {
@@ -545,13 +593,19 @@ impl PyPurgatory {
     }
 
     fn __clear__(&mut self) {
-        let items = self.core.shutdown();
-        for item in &items {
-            if let Item::Operation(op) = item {
-                drop(op.0.get().take_owner());
-            }
+        release(self.core.shutdown());
+    }
+}
+
+/// Drops what a shutdown took out of the core, after the borrow that took it ended: each
+/// operation's link back to the purgatory first, then the objects themselves.
+fn release(released: Released<PyKey, OpRef, Py<PyAny>, BuildHasherDefault<KeyHasher>>) {
+    for item in &released.items {
+        if let Item::Operation(op) = item {
+            drop(op.0.get().take_owner());
         }
     }
+    drop(released);
 }
 
 /// An empty call into Rust: the floor of a Python -> Rust crossing (for benchmarks).
