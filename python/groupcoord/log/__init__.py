@@ -1,0 +1,84 @@
+"""The ``__consumer_offsets`` log as the coordinator sees it: a writer and a reader.
+
+The coordinator never touches files. It appends the records a request produced through a
+:class:`PartitionWriter` and answers the request when the append's callback reports it
+complete (durable by the flush policy); at load it replays what a :class:`PartitionReader`
+yields. Two implementations: :class:`groupcoord.log.memory.InMemoryLog` (tests and
+benchmarks, appends complete when told to) and the durable segment log
+(``groupcoord.storage``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from groupcoord.codec import OffsetsRecord
+from groupcoord.errors import Errors
+
+__all__ = [
+    "Append",
+    "AppendCallback",
+    "AppendError",
+    "PartitionReader",
+    "PartitionWriter",
+]
+
+
+class AppendError(Exception):
+    """An append that did not happen, with the Kafka error the log reports.
+
+    ``MESSAGE_TOO_LARGE`` (the batch exceeds ``message.max.bytes``), ``KAFKA_STORAGE_ERROR``
+    (the disk failed), ``NOT_LEADER_OR_FOLLOWER`` (the partition is not, or no longer, owned
+    here). The coordinator maps it to the error its client sees.
+    """
+
+    def __init__(self, error: Errors, message: str = "") -> None:
+        super().__init__(message or error.name)
+        self.error = error
+
+
+@dataclass(frozen=True)
+class Append:
+    """One atomic write: its records go out in one batch (possibly merged with other
+    appends of the same loop turn into one batch, never split).
+
+    ``records`` are encoded ``(key, value)`` pairs; a ``None`` value is a tombstone.
+    ``control`` instead writes a transaction marker (``records`` empty) for
+    ``producer_id``/``producer_epoch``. ``timestamp`` is the batch's CreateTime.
+    """
+
+    records: Sequence[tuple[bytes, bytes | None]]
+    timestamp: int
+    producer_id: int = -1
+    producer_epoch: int = -1
+    transactional: bool = False
+    control: Literal["commit", "abort"] | None = None
+    coordinator_epoch: int = 0
+
+
+AppendCallback = Callable[[int | AppendError], None]
+"""Receives the log offset of the append's first record, or the error that failed it."""
+
+
+class PartitionWriter(Protocol):
+    def append(self, partition: int, append: Append, callback: AppendCallback) -> None:
+        """Append to ``__consumer_offsets-<partition>``.
+
+        ``callback`` runs exactly once, on the event loop's thread, never inside this call:
+        with the first record's offset once the append is complete (durable as far as the
+        flush policy promises), or with an :class:`AppendError`. Appends to one partition
+        complete in the order they were made.
+        """
+        ...
+
+
+class PartitionReader(Protocol):
+    def read(self, partition: int) -> Iterator[Sequence[OffsetsRecord]]:
+        """The partition's records in offset order, decoded, in chunks.
+
+        Blocking: the loader calls it from a worker thread and replays each chunk on the
+        event loop. An empty or missing partition yields nothing.
+        """
+        ...
