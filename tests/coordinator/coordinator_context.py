@@ -404,3 +404,71 @@ def assert_replay_matches(ctx: Context) -> None:
     for group_id in mid_rebalance_groups(ctx.coordinator):
         replayed["groups"].pop(group_id, None)
     assert replayed == live
+
+
+class RebalanceResult:
+    def __init__(self, generation: int, leader_id: str, leader_assignment: bytes,
+                 follower_id: str, follower_assignment: bytes) -> None:
+        self.generation = generation
+        self.leader_id = leader_id
+        self.leader_assignment = leader_assignment
+        self.follower_id = follower_id
+        self.follower_assignment = follower_assignment
+
+
+def static_members_join_and_rebalance(
+    ctx: Context,
+    leader_instance_id: str = LEADER_INSTANCE_ID,
+    follower_instance_id: str = FOLLOWER_INSTANCE_ID,
+    session_timeout: int = DEFAULT_SESSION_TIMEOUT,
+    rebalance_timeout: int = DEFAULT_REBALANCE_TIMEOUT,
+) -> RebalanceResult:
+    """Two static members form generation 1 of GROUP_ID and sync; the leader's assignment is
+    written (checked here and taken from :meth:`Context.take_records`)."""
+    leader = ctx.send_join_group(GROUP_ID, UNKNOWN, PROTOCOL_TYPE, PROTOCOL_SUPERSET,
+                                 leader_instance_id, session_timeout, rebalance_timeout)
+    follower = ctx.send_join_group(GROUP_ID, UNKNOWN, PROTOCOL_TYPE, PROTOCOL_SUPERSET,
+                                   follower_instance_id, session_timeout, rebalance_timeout)
+    # The first wait completes the initial delayed join, which the second member extends;
+    # the second completes the extension.
+    ctx.sleep(GROUP_INITIAL_REBALANCE_DELAY + 1)
+    ctx.sleep(DEFAULT_REBALANCE_TIMEOUT + 1)
+    leader_join, follower_join = leader.result(), follower.result()
+    assert leader_join.error == Errors.NONE and leader_join.generation_id == 1
+    assert follower_join.error == Errors.NONE and follower_join.generation_id == 1
+
+    leader_id = leader_join.member_id
+    leader_sync = ctx.sync_group_leader(GROUP_ID, 1, leader_id, {leader_id: b""})
+    assert leader_sync.error == Errors.NONE
+    ctx.assert_group_state(GroupState.STABLE)
+    follower_id = follower_join.member_id
+    follower_sync = ctx.sync_group_follower(GROUP_ID, 1, follower_id)
+    assert follower_sync.error == Errors.NONE
+    ctx.assert_group_state(GroupState.STABLE)
+    assert ctx.take_records() == [("group", GROUP_ID, 1, leader_id, {leader_id: b"", follower_id: b""})]
+    return RebalanceResult(1, leader_id, leader_sync.assignment, follower_id, follower_sync.assignment)
+
+
+def check_join_group_result(
+    ctx: Context,
+    result: JoinGroupResult,
+    error: Errors,
+    generation: int,
+    group_instance_ids: set[str],
+    state: GroupState,
+    protocol_type: str | None,
+    leader_id: str = UNKNOWN,
+    member_id: str = UNKNOWN,
+    skip_assignment: bool = False,
+) -> None:
+    assert result.error == error
+    assert result.generation_id == generation
+    assert len(result.members) == len(group_instance_ids)
+    assert {m.group_instance_id for m in result.members} == group_instance_ids
+    ctx.assert_group_state(state)
+    assert result.protocol_type == protocol_type
+    assert result.skip_assignment == skip_assignment
+    if leader_id != UNKNOWN:
+        assert result.leader_id == leader_id
+    if member_id != UNKNOWN:
+        assert result.member_id == member_id

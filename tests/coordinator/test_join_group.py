@@ -362,23 +362,6 @@ def test_join_group_second_join_inconsistent_protocol(ctx: Context) -> None:
     assert ctx.take_records() == []
 
 
-def test_join_group_protocol_type_is_not_provided_when_an_error_occurs(ctx: Context) -> None:
-    result = ctx.dynamic_join_group(GROUP_ID, MEMBER_ID)
-    assert result.error == Errors.UNKNOWN_MEMBER_ID
-    assert result.protocol_type is None
-    assert ctx.take_records() == []
-
-
-def test_join_group_returns_the_protocol_type(ctx: Context) -> None:
-    leader = ctx.send_join_group(GROUP_ID, UNKNOWN)
-    follower = ctx.send_join_group(GROUP_ID, UNKNOWN)
-    ctx.sleep(GROUP_INITIAL_REBALANCE_DELAY + 1)
-    ctx.sleep(DEFAULT_REBALANCE_TIMEOUT + 1)
-    assert leader.result().error == Errors.NONE and leader.result().protocol_type == PROTOCOL_TYPE
-    assert follower.result().error == Errors.NONE and follower.result().protocol_type == PROTOCOL_TYPE
-    assert ctx.take_records() == []
-
-
 def test_join_group_from_unchanged_follower_does_not_rebalance(ctx: Context) -> None:
     # The leader's JoinGroup first, so the follower's is the one that completes the join.
     first = ctx.send_join_group(GROUP_ID, UNKNOWN)

@@ -5,9 +5,9 @@ matrix of kafka-internals.md §2.11). Single-threaded: every method runs on the 
 thread, so there are no locks. Answers come through callbacks; an answer that depends on a
 write is given when the log reports the append complete.
 
-Delayed operations: DelayedJoin / InitialDelayedJoin / DelayedSync in the rebalance purgatory,
-session deadlines in the heartbeat purgatory. Time is injected: every entry point first moves
-the purgatories to ``time.milliseconds()``; :meth:`GroupCoordinator.poll` does only that, and
+Delayed operations: DelayedJoin / InitialDelayedJoin / DelayedSync and the session deadlines
+(DelayedHeartbeat), all in one purgatory. Time is injected: every entry point first moves the
+purgatory to ``time.milliseconds()``; :meth:`GroupCoordinator.poll` does only that, and
 :meth:`GroupCoordinator.next_expiration_ms` tells the event loop when to call it next.
 """
 
@@ -75,9 +75,9 @@ class GroupCoordinator:
         self.time = time
         self.purgatory_implementation = purgatory
         self.manager = GroupMetadataManager(config, log_writer, time)
-        now = time.milliseconds()
-        self.heartbeat_purgatory: Any = purgatory.purgatory("Heartbeat", start_ms=now)
-        self.rebalance_purgatory: Any = purgatory.purgatory("Rebalance", start_ms=now)
+        # One purgatory for session deadlines and rebalance operations alike: an operation
+        # scheduled from another's callback must count its delay from the same clock.
+        self.purgatory: Any = purgatory.purgatory("GroupCoordinator", start_ms=time.milliseconds())
         self.is_active = False
         self.completed_rebalances = 0
 
@@ -90,29 +90,18 @@ class GroupCoordinator:
 
     def shutdown(self) -> None:
         self.is_active = False
-        self.heartbeat_purgatory.shutdown()
-        self.rebalance_purgatory.shutdown()
+        self.purgatory.shutdown()
 
     def poll(self) -> int:
         """Expire what is due at ``time.milliseconds()``; returns how many operations expired."""
-        now = self.time.milliseconds()
-        return int(self.heartbeat_purgatory.advance_clock(now)) + int(
-            self.rebalance_purgatory.advance_clock(now)
-        )
+        return int(self.purgatory.advance_clock(self.time.milliseconds()))
 
     _tick = poll
 
     def next_expiration_ms(self) -> int | None:
         """When :meth:`poll` next has something to do, or None."""
-        times = [
-            t
-            for t in (
-                self.heartbeat_purgatory.next_expiration_ms(),
-                self.rebalance_purgatory.next_expiration_ms(),
-            )
-            if t is not None
-        ]
-        return min(times) if times else None
+        expiration: int | None = self.purgatory.next_expiration_ms()
+        return expiration
 
     def partition_for(self, group_id: str) -> int:
         return self.manager.partition_for(group_id)
@@ -203,7 +192,7 @@ class GroupCoordinator:
                 join_reason,
             )
         if group.is_in(GroupState.PREPARING_REBALANCE):
-            self.rebalance_purgatory.check_and_complete(join_key(group.group_id))
+            self.purgatory.check_and_complete(join_key(group.group_id))
 
     def _accept_joining_member(self, group: ClassicGroup, member_id: str) -> bool:
         """group.max.size: an existing member is always accepted; new ones up to the limit. In
@@ -260,7 +249,7 @@ class GroupCoordinator:
             # KIP-394: hand out the id and make the member come back with it, so that a member
             # whose JoinGroup times out does not leave a defunct member behind.
             group.add_pending_member(new_member_id)
-            self.heartbeat_purgatory.watch_deadline(
+            self.purgatory.watch_deadline(
                 member_key(group.group_id, new_member_id), session_timeout_ms,
                 self._on_session_deadline,
             )
@@ -498,7 +487,7 @@ class GroupCoordinator:
         log.info("Preparing to rebalance group %s with old generation %d (%s-%d) (reason: %s)",
                  group.group_id, group.generation_id, "__consumer_offsets",
                  self.partition_for(group.group_id), reason)
-        self.rebalance_purgatory.try_complete_else_watch(operation, [join_key(group.group_id)])
+        self.purgatory.try_complete_else_watch(operation, [join_key(group.group_id)])
 
     def _delayed_join(self, group: ClassicGroup, timeout_ms: int) -> Any:
         """Kafka's DelayedJoin: completes once every known member rejoined, or on timeout."""
@@ -520,7 +509,7 @@ class GroupCoordinator:
         def on_complete() -> None:
             if group.new_member_added and remaining_ms != 0:
                 group.new_member_added = False
-                self.rebalance_purgatory.try_complete_else_watch(
+                self.purgatory.try_complete_else_watch(
                     self._initial_delayed_join(
                         group, min(configured, remaining_ms), max(remaining_ms - delay_ms, 0)
                     ),
@@ -537,7 +526,7 @@ class GroupCoordinator:
                 log.info("Group %s removes dynamic member %s, which did not rejoin",
                          group.group_id, member.member_id)
                 group.remove(member.member_id)
-                self.heartbeat_purgatory.complete_deadline(member_key(group.group_id, member.member_id))
+                self.purgatory.complete_deadline(member_key(group.group_id, member.member_id))
         if group.is_in(GroupState.DEAD):
             log.info("Group %s is dead, skipping rebalance stage", group.group_id)
             return
@@ -546,7 +535,7 @@ class GroupCoordinator:
             # members that are gone.
             log.error("Group %s could not complete rebalance because no members rejoined",
                       group.group_id)
-            self.rebalance_purgatory.try_complete_else_watch(
+            self.purgatory.try_complete_else_watch(
                 self._delayed_join(group, group.rebalance_timeout_ms), [join_key(group.group_id)]
             )
             return
@@ -603,7 +592,7 @@ class GroupCoordinator:
             missing = sorted(group.pending_sync_members)
             for member_id in missing:
                 group.remove(member_id)
-                self.heartbeat_purgatory.complete_deadline(member_key(group.group_id, member_id))
+                self.purgatory.complete_deadline(member_key(group.group_id, member_id))
             self._prepare_rebalance(
                 group, f"removing {missing} on pending sync request expiration"
             )
@@ -612,15 +601,15 @@ class GroupCoordinator:
             self.purgatory_implementation, group.rebalance_timeout_ms,
             try_complete=try_complete, on_expiration=on_expiration,
         )
-        self.rebalance_purgatory.try_complete_else_watch(operation, [sync_key(group.group_id)])
+        self.purgatory.try_complete_else_watch(operation, [sync_key(group.group_id)])
 
     def _remove_pending_sync_member(self, group: ClassicGroup, member_id: str) -> None:
         group.remove_pending_sync_member(member_id)
-        self.rebalance_purgatory.check_and_complete(sync_key(group.group_id))
+        self.purgatory.check_and_complete(sync_key(group.group_id))
 
     def _remove_sync_expiration(self, group: ClassicGroup) -> None:
         group.pending_sync_members.clear()
-        self.rebalance_purgatory.check_and_complete(sync_key(group.group_id))
+        self.purgatory.check_and_complete(sync_key(group.group_id))
 
     def _remove_member_and_update_group(
         self, group: ClassicGroup, member: ClassicGroupMember, reason: str
@@ -632,12 +621,12 @@ class GroupCoordinator:
         if group.is_in(GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
             self._maybe_prepare_rebalance(group, reason)
         elif group.is_in(GroupState.PREPARING_REBALANCE):
-            self.rebalance_purgatory.check_and_complete(join_key(group.group_id))
+            self.purgatory.check_and_complete(join_key(group.group_id))
 
     def _remove_pending_member_and_update_group(self, group: ClassicGroup, member_id: str) -> None:
         group.remove(member_id)
         if group.is_in(GroupState.PREPARING_REBALANCE):
-            self.rebalance_purgatory.check_and_complete(join_key(group.group_id))
+            self.purgatory.check_and_complete(join_key(group.group_id))
 
     # --- sessions ---------------------------------------------------------------------------
 
@@ -646,7 +635,7 @@ class GroupCoordinator:
     ) -> None:
         """Kafka's completeAndScheduleNextHeartbeatExpiration: the member is alive now; it
         must show it again within its session timeout (or ``timeout_ms``)."""
-        self.heartbeat_purgatory.watch_deadline(
+        self.purgatory.watch_deadline(
             member_key(group.group_id, member.member_id),
             member.session_timeout_ms if timeout_ms is None else timeout_ms,
             self._on_session_deadline,
@@ -865,7 +854,7 @@ class GroupCoordinator:
             return Errors.NONE
         if group.is_pending_member(leaving.member_id):
             self._remove_pending_member_and_update_group(group, leaving.member_id)
-            self.heartbeat_purgatory.complete_deadline(member_key(group.group_id, leaving.member_id))
+            self.purgatory.complete_deadline(member_key(group.group_id, leaving.member_id))
             log.info("Pending member %s left group %s", leaving.member_id, group.group_id)
             return Errors.NONE
         error = self._validate_current_member(group, leaving.member_id, leaving.group_instance_id)
@@ -879,7 +868,7 @@ class GroupCoordinator:
         self._remove_member_and_update_group(
             group, member, f"removing member {member_id} on LeaveGroup; client reason: {reason}"
         )
-        self.heartbeat_purgatory.complete_deadline(member_key(group.group_id, member_id))
+        self.purgatory.complete_deadline(member_key(group.group_id, member_id))
         log.info("Member %s left group %s; client reason: %s", member_id, group.group_id, reason)
 
     # --- offsets ----------------------------------------------------------------------------
@@ -1174,7 +1163,7 @@ class GroupCoordinator:
     # --- offset expiration ------------------------------------------------------------------
 
     def _schedule_group_metadata_expiration(self) -> None:
-        self.rebalance_purgatory.watch_deadline(
+        self.purgatory.watch_deadline(
             EXPIRATION_KEY, self.config.offsets_retention_check_interval_ms,
             self._on_group_metadata_expiration,
         )
@@ -1298,11 +1287,11 @@ class GroupCoordinator:
                 group.maybe_invoke_join_callback(member, JoinGroupResult(member.member_id, Errors.NOT_COORDINATOR))
             elif previous in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
                 group.maybe_invoke_sync_callback(member, SyncGroupResult(Errors.NOT_COORDINATOR))
-            self.heartbeat_purgatory.complete_deadline(member_key(group.group_id, member.member_id))
+            self.purgatory.complete_deadline(member_key(group.group_id, member.member_id))
         for member_id in list(group.pending_members):
-            self.heartbeat_purgatory.complete_deadline(member_key(group.group_id, member_id))
-        self.rebalance_purgatory.cancel_for_key(join_key(group.group_id))
-        self.rebalance_purgatory.cancel_for_key(sync_key(group.group_id))
+            self.purgatory.complete_deadline(member_key(group.group_id, member_id))
+        self.purgatory.cancel_for_key(join_key(group.group_id))
+        self.purgatory.cancel_for_key(sync_key(group.group_id))
 
 
 __all__ = ["NEW_MEMBER_JOIN_TIMEOUT_MS", "NO_PRODUCER_ID", "GroupCoordinator"]
