@@ -362,47 +362,6 @@ def test_join_group_second_join_inconsistent_protocol(ctx: Context) -> None:
     assert ctx.take_records() == []
 
 
-def test_join_group_from_unchanged_follower_does_not_rebalance(ctx: Context) -> None:
-    # The leader's JoinGroup first, so the follower's is the one that completes the join.
-    first = ctx.send_join_group(GROUP_ID, UNKNOWN)
-    ctx.sleep(GROUP_INITIAL_REBALANCE_DELAY + 1)
-    first_join = first.result()
-    assert first_join.error == Errors.NONE
-    assert ctx.sync_group_leader(GROUP_ID, first_join.generation_id, first_join.member_id,
-                                 {first_join.member_id: b""}).error == Errors.NONE
-    other = ctx.send_join_group(GROUP_ID, UNKNOWN)
-    rejoin = ctx.send_join_group(GROUP_ID, first_join.member_id)
-    join, other_join = rejoin.result(), other.result()
-    assert join.error == Errors.NONE and other_join.error == Errors.NONE
-    assert join.generation_id == other_join.generation_id == first_join.generation_id + 1
-    assert ctx.sync_group_leader(GROUP_ID, join.generation_id, first_join.member_id,
-                                 {first_join.member_id: b"a", other_join.member_id: b"b"}).error == Errors.NONE
-    ctx.sync_group_follower(GROUP_ID, other_join.generation_id, other_join.member_id)
-
-    # An unchanged follower rejoining a Stable group gets the current generation.
-    again = ctx.send_join_group(GROUP_ID, other_join.member_id).result()
-    assert again.error == Errors.NONE
-    assert again.generation_id == other_join.generation_id
-    ctx.assert_group_state(GroupState.STABLE)
-    assert ctx.take_records() == [
-        ("group", GROUP_ID, 1, first_join.member_id, {first_join.member_id: b""}),
-        ("group", GROUP_ID, 2, first_join.member_id,
-         {first_join.member_id: b"a", other_join.member_id: b"b"}),
-    ]
-
-
-def test_join_group_from_unchanged_leader_should_rebalance(ctx: Context) -> None:
-    first = ctx.dynamic_join_group(GROUP_ID, UNKNOWN)
-    assert first.error == Errors.NONE
-    assert ctx.sync_group_leader(GROUP_ID, first.generation_id, first.member_id,
-                                 {first.member_id: b""}).error == Errors.NONE
-    # The leader's JoinGroup always rebalances: it may react to topic metadata changes.
-    second = ctx.send_join_group(GROUP_ID, first.member_id).result()
-    assert second.error == Errors.NONE
-    assert second.generation_id == first.generation_id + 1
-    assert ctx.take_records() == [("group", GROUP_ID, 1, first.member_id, {first.member_id: b""})]
-
-
 def test_generation_id_increments_on_rebalance(ctx: Context) -> None:
     join = ctx.dynamic_join_group(GROUP_ID, UNKNOWN)
     assert join.error == Errors.NONE and join.generation_id == 1
