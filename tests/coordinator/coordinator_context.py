@@ -123,6 +123,9 @@ class Context:
         self.group_partition = self.coordinator.partition_for(GROUP_ID)
         self.coordinator.load_partition(self.group_partition, self.log)
         self._records_seen: dict[int, int] = {}
+        self.replay_check = True
+        """Off for the few tests that force a state the log cannot express (a group made
+        Dead or Empty by hand, say)."""
 
     # --- plumbing ---------------------------------------------------------------------------
 
@@ -397,6 +400,8 @@ def mid_rebalance_groups(coordinator: GroupCoordinator) -> set[str]:
 
 def assert_replay_matches(ctx: Context) -> None:
     ctx.settle()
+    if not ctx.replay_check:
+        return
     live = durable_view(ctx.coordinator)
     replayed_coordinator = ctx.replayed()
     replayed = durable_view(replayed_coordinator)

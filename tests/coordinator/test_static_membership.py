@@ -26,7 +26,6 @@ from coordinator_context import (
 )
 
 from groupcoord.coordinator import GroupState, TopicPartition
-from groupcoord.coordinator.group import IllegalGroupStateError
 from groupcoord.errors import Errors
 
 
@@ -189,9 +188,7 @@ def test_static_member_rejoin_with_leader_id_and_unexpected_dead_group(ctx: Cont
     join = ctx.static_join_group(GROUP_ID, result.leader_id, LEADER_INSTANCE_ID, clock_advance=1)
     assert join.error == Errors.COORDINATOR_NOT_AVAILABLE
     assert ctx.take_records() == []
-    ctx.coordinator.manager.groups.pop(GROUP_ID)  # Dead groups leave the cache.
-    # (The replay check then sees generation 1, which the log holds: put it back as loaded.)
-    ctx.coordinator.manager.groups[GROUP_ID] = ctx.replayed().manager.groups[GROUP_ID]
+    ctx.replay_check = False  # the group was made Dead by hand
 
 
 def test_static_member_rejoin_with_leader_id_and_unexpected_empty_group(ctx: Context) -> None:
@@ -202,7 +199,7 @@ def test_static_member_rejoin_with_leader_id_and_unexpected_empty_group(ctx: Con
     join = ctx.static_join_group(GROUP_ID, result.leader_id, LEADER_INSTANCE_ID, clock_advance=1)
     assert join.error == Errors.UNKNOWN_MEMBER_ID
     assert ctx.take_records() == []
-    group.transition_to(GroupState.PREPARING_REBALANCE)  # leave the forced state for the replay check
+    ctx.replay_check = False  # the group was made Empty by hand
 
 
 def test_static_member_rejoin_with_follower_id_and_change_of_protocol(ctx: Context) -> None:
@@ -474,11 +471,10 @@ def test_static_member_re_join_with_illegal_state_as_unknown_member(ctx: Context
     with pytest.raises(RuntimeError) as raised:
         ctx.static_join_group(GROUP_ID, UNKNOWN, FOLLOWER_INSTANCE_ID, PROTOCOL_TYPE,
                               PROTOCOL_SUPERSET, clock_advance=1)
-    assert not isinstance(raised.value, IllegalGroupStateError) or True
     assert GROUP_ID in str(raised.value)
     assert FOLLOWER_INSTANCE_ID in str(raised.value)
     assert ctx.take_records() == []
-    group.transition_to(GroupState.PREPARING_REBALANCE)  # leave the forced state for the replay check
+    ctx.replay_check = False  # the group was made Empty by hand
 
 
 def _group_stuck_in_rebalance_timeout_due_to_nonjoined_static_member(ctx: Context) -> None:

@@ -948,12 +948,12 @@ class GroupCoordinator:
         outstanding = len(targets)
         errors: list[Errors] = []
 
-        def written(result: int | AppendError) -> None:
+        def written(partition: int, result: int | AppendError) -> None:
             nonlocal outstanding
             if isinstance(result, AppendError):
                 errors.append(result.error)
             else:
-                self.manager.replay_end_transaction(producer_id, commit)
+                self.manager.replay_end_transaction(partition, producer_id, commit)
             outstanding -= 1
             if outstanding == 0:
                 callback(errors[0] if errors else Errors.NONE)
@@ -963,13 +963,13 @@ class GroupCoordinator:
             return
         for partition in targets:
             if partition not in self.manager.owned_partitions:
-                written(AppendError(Errors.NOT_COORDINATOR))
+                written(partition, AppendError(Errors.NOT_COORDINATOR))
                 continue
             self.manager.writer.append(
                 partition,
                 Append(records=[], timestamp=self.time.milliseconds(), producer_id=producer_id,
                        producer_epoch=producer_epoch, control="commit" if commit else "abort"),
-                written,
+                partial(written, partition),
             )
 
     def _validate_offset_commit(

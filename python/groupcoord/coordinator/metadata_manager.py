@@ -194,14 +194,19 @@ class GroupMetadataManager:
                 record_offset, key,
             )
 
-    def replay_end_transaction(self, producer_id: int, commit: bool) -> None:
-        self.offsets.replay_end_transaction(producer_id, commit)
+    def replay_end_transaction(self, partition: int, producer_id: int, commit: bool) -> None:
+        """Apply a transaction marker written to ``__consumer_offsets-<partition>``."""
+        self.offsets.replay_end_transaction(
+            producer_id, commit, lambda group_id: self.partition_for(group_id) == partition
+        )
 
     def replay_log_record(self, record: codec.OffsetsRecord) -> None:
         """:meth:`replay` of a record read back from the log (loading)."""
         if record.control is not None:
             if record.control in ("commit", "abort"):
-                self.replay_end_transaction(record.producer_id, record.control == "commit")
+                self.replay_end_transaction(
+                    record.partition, record.producer_id, record.control == "commit"
+                )
             return
         self.replay(
             record.offset,

@@ -70,12 +70,17 @@ class OffsetStore:
         for pid in self._open_txns_by_group.get(group_id, ()):
             self._pending_txn[pid].get(group_id, {}).pop(tp, None)
 
-    def replay_end_transaction(self, producer_id: int, commit: bool) -> None:
-        """Apply a transaction marker of ``producer_id``."""
-        pending = self._pending_txn.pop(producer_id, None)
+    def replay_end_transaction(
+        self, producer_id: int, commit: bool, in_partition: Callable[[str], bool]
+    ) -> None:
+        """Apply a transaction marker of ``producer_id`` written to the partition whose groups
+        ``in_partition`` recognizes: the transaction's offsets of other partitions' groups wait
+        for their own partition's marker."""
+        pending = self._pending_txn.get(producer_id)
         if pending is None:
             return
-        for group_id, offsets in pending.items():
+        for group_id in [g for g in pending if in_partition(g)]:
+            offsets = pending.pop(group_id)
             open_txns = self._open_txns_by_group.get(group_id)
             if open_txns is not None:
                 open_txns.discard(producer_id)
@@ -90,6 +95,8 @@ class OffsetStore:
                     group[tp] = committed
             if not group:
                 del self._committed[group_id]
+        if not pending:
+            del self._pending_txn[producer_id]
 
     # --- commits in flight ------------------------------------------------------------------
 
