@@ -107,7 +107,6 @@ def record_summary(record: codec.OffsetsRecord) -> tuple[Any, ...]:
 class Context:
     def __init__(self, purgatory: PurgatoryImplementation, **overrides: Any) -> None:
         self.time = MockTime()
-        self.log = InMemoryLog()
         properties: dict[str, Any] = {
             "group.min.session.timeout.ms": GROUP_MIN_SESSION_TIMEOUT,
             "group.max.session.timeout.ms": GROUP_MAX_SESSION_TIMEOUT,
@@ -117,6 +116,8 @@ class Context:
         }
         properties.update(overrides)
         self.config = Config.from_properties(properties)
+        self.log = InMemoryLog(max_batch_bytes=self.config.message_max_bytes,
+                               compression=self.config.offsets_topic_compression_codec)
         self.purgatory = purgatory
         self.coordinator = GroupCoordinator(self.config, self.log, self.time, purgatory=purgatory)
         self.coordinator.startup(enable_metadata_expiration=False)
