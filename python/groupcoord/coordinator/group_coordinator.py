@@ -115,11 +115,7 @@ class GroupCoordinator:
             return Errors.INVALID_GROUP_ID
         if not self.is_active:
             return Errors.COORDINATOR_NOT_AVAILABLE
-        if self.manager.is_group_loading(group_id):
-            return Errors.COORDINATOR_LOAD_IN_PROGRESS
-        if not self.manager.is_group_local(group_id):
-            return Errors.NOT_COORDINATOR
-        return None
+        return self.manager.ownership_error(group_id)
 
     def _validate_current_member(
         self, group: ClassicGroup, member_id: str, group_instance_id: str | None

@@ -124,6 +124,15 @@ class GroupMetadataManager:
     def is_group_loading(self, group_id: str) -> bool:
         return self.partition_for(group_id) in self.loading_partitions
 
+    def ownership_error(self, group_id: str) -> Errors | None:
+        """COORDINATOR_LOAD_IN_PROGRESS or NOT_COORDINATOR, or None if served here."""
+        partition = self.partition_for(group_id)
+        if partition in self.owned_partitions:
+            return None
+        if partition in self.loading_partitions:
+            return Errors.COORDINATOR_LOAD_IN_PROGRESS
+        return Errors.NOT_COORDINATOR
+
     @property
     def is_loading(self) -> bool:
         return bool(self.loading_partitions)
