@@ -21,7 +21,6 @@ from coordinator_context import (
     OTHER_GROUP_ID,
     PROTOCOL_NAME,
     PROTOCOL_TYPE,
-    PROTOCOLS,
     UNKNOWN,
     Context,
 )

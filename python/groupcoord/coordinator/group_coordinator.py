@@ -14,6 +14,7 @@ purgatory to ``time.milliseconds()``; :meth:`GroupCoordinator.poll` does only th
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from functools import partial
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -58,6 +59,24 @@ NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
 EXPIRATION_KEY = ("expire-group-metadata",)
 
 Protocols = list[tuple[str, bytes]]
+
+
+@dataclass(frozen=True)
+class _Join:
+    """One JoinGroup, as the internal join steps need it."""
+
+    member_id: str
+    group_instance_id: str | None
+    require_known_member_id: bool
+    support_skipping_assignment: bool
+    client_id: str
+    client_host: str
+    rebalance_timeout_ms: int
+    session_timeout_ms: int
+    protocol_type: str
+    protocols: Protocols
+    callback: JoinCallback
+    reason: str
 
 
 class GroupCoordinator:
@@ -171,22 +190,22 @@ class GroupCoordinator:
         if group is None:
             callback(JoinGroupResult(member_id, Errors.UNKNOWN_MEMBER_ID))
             return
-        join_reason = reason or "not provided"
+        join = _Join(member_id, group_instance_id, require_known_member_id,
+                     support_skipping_assignment, client_id, client_host, rebalance_timeout_ms,
+                     session_timeout_ms, protocol_type, protocols, callback, reason or "not provided")
         if not self._accept_joining_member(group, member_id):
             group.remove(member_id)
             callback(JoinGroupResult(UNKNOWN_MEMBER_ID, Errors.GROUP_MAX_SIZE_REACHED))
+        elif group.is_in(GroupState.DEAD):
+            # Removed meanwhile (deleted, expired, emigrated): the client looks the
+            # coordinator up again.
+            callback(JoinGroupResult(member_id, Errors.COORDINATOR_NOT_AVAILABLE))
+        elif not group.supports_protocols(protocol_type, {name for name, _ in protocols}):
+            callback(JoinGroupResult(member_id, Errors.INCONSISTENT_GROUP_PROTOCOL))
         elif is_unknown_member:
-            self._new_member_join(
-                group, group_instance_id, require_known_member_id, support_skipping_assignment,
-                client_id, client_host, rebalance_timeout_ms, session_timeout_ms, protocol_type,
-                protocols, callback, join_reason,
-            )
+            self._new_member_join(group, join)
         else:
-            self._current_member_join(
-                group, member_id, group_instance_id, client_id, client_host,
-                rebalance_timeout_ms, session_timeout_ms, protocol_type, protocols, callback,
-                join_reason,
-            )
+            self._current_member_join(group, join)
         if group.is_in(GroupState.PREPARING_REBALANCE):
             self.purgatory.check_and_complete(join_key(group.group_id))
 
@@ -203,116 +222,62 @@ class GroupCoordinator:
             ) or group.num_members_awaiting_join < max_size
         return group.has(member_id) or group.size < max_size
 
-    def _new_member_join(
-        self,
-        group: ClassicGroup,
-        group_instance_id: str | None,
-        require_known_member_id: bool,
-        support_skipping_assignment: bool,
-        client_id: str,
-        client_host: str,
-        rebalance_timeout_ms: int,
-        session_timeout_ms: int,
-        protocol_type: str,
-        protocols: Protocols,
-        callback: JoinCallback,
-        reason: str,
-    ) -> None:
-        if group.is_in(GroupState.DEAD):
-            callback(JoinGroupResult(UNKNOWN_MEMBER_ID, Errors.COORDINATOR_NOT_AVAILABLE))
-            return
-        if not group.supports_protocols(protocol_type, {name for name, _ in protocols}):
-            callback(JoinGroupResult(UNKNOWN_MEMBER_ID, Errors.INCONSISTENT_GROUP_PROTOCOL))
-            return
-        new_member_id = group.generate_member_id(client_id, group_instance_id)
-        if group_instance_id is not None:
-            old_member_id = group.current_static_member_id(group_instance_id)
+    def _new_member_join(self, group: ClassicGroup, join: _Join) -> None:
+        new_member_id = group.generate_member_id(join.client_id, join.group_instance_id)
+        if join.group_instance_id is not None:
+            old_member_id = group.current_static_member_id(join.group_instance_id)
             if old_member_id is not None:
                 log.info("Static member %s of group %s rejoins with an unknown member id; "
-                         "replacing %s with %s", group_instance_id, group.group_id,
+                         "replacing %s with %s", join.group_instance_id, group.group_id,
                          old_member_id, new_member_id)
-                self._update_static_member_and_rebalance(
-                    group, old_member_id, new_member_id, group_instance_id, protocols,
-                    rebalance_timeout_ms, session_timeout_ms, callback, reason,
-                    support_skipping_assignment,
-                )
+                self._update_static_member_and_rebalance(group, old_member_id, new_member_id, join)
             else:
-                self._add_member_and_rebalance(
-                    rebalance_timeout_ms, session_timeout_ms, new_member_id, group_instance_id,
-                    client_id, client_host, protocol_type, protocols, group, callback, reason,
-                )
-        elif require_known_member_id:
+                self._add_member_and_rebalance(group, new_member_id, join)
+        elif join.require_known_member_id:
             # KIP-394: hand out the id and make the member come back with it, so that a member
             # whose JoinGroup times out does not leave a defunct member behind.
             group.add_pending_member(new_member_id)
             self.purgatory.watch_deadline(
-                member_key(group.group_id, new_member_id), session_timeout_ms,
+                member_key(group.group_id, new_member_id), join.session_timeout_ms,
                 self._on_session_deadline,
             )
-            callback(JoinGroupResult(new_member_id, Errors.MEMBER_ID_REQUIRED))
+            join.callback(JoinGroupResult(new_member_id, Errors.MEMBER_ID_REQUIRED))
         else:
-            self._add_member_and_rebalance(
-                rebalance_timeout_ms, session_timeout_ms, new_member_id, None, client_id,
-                client_host, protocol_type, protocols, group, callback, reason,
-            )
+            self._add_member_and_rebalance(group, new_member_id, join)
 
-    def _current_member_join(
-        self,
-        group: ClassicGroup,
-        member_id: str,
-        group_instance_id: str | None,
-        client_id: str,
-        client_host: str,
-        rebalance_timeout_ms: int,
-        session_timeout_ms: int,
-        protocol_type: str,
-        protocols: Protocols,
-        callback: JoinCallback,
-        reason: str,
-    ) -> None:
-        if group.is_in(GroupState.DEAD):
-            callback(JoinGroupResult(member_id, Errors.COORDINATOR_NOT_AVAILABLE))
-            return
-        if not group.supports_protocols(protocol_type, {name for name, _ in protocols}):
-            callback(JoinGroupResult(member_id, Errors.INCONSISTENT_GROUP_PROTOCOL))
-            return
+    def _current_member_join(self, group: ClassicGroup, join: _Join) -> None:
+        member_id, callback = join.member_id, join.callback
         if group.is_pending_member(member_id):
-            if group_instance_id is not None:
+            if join.group_instance_id is not None:
                 raise RuntimeError(
-                    f"JoinGroup with group.instance.id {group_instance_id} for pending "
+                    f"JoinGroup with group.instance.id {join.group_instance_id} for pending "
                     f"member {member_id} of group {group.group_id}"
                 )
-            self._add_member_and_rebalance(
-                rebalance_timeout_ms, session_timeout_ms, member_id, None, client_id,
-                client_host, protocol_type, protocols, group, callback, reason,
-            )
+            self._add_member_and_rebalance(group, member_id, join)
             return
-        error = self._validate_current_member(group, member_id, group_instance_id)
+        error = self._validate_current_member(group, member_id, join.group_instance_id)
         if error is not None:
             callback(JoinGroupResult(member_id, error))
             return
         member = group.get(member_id)
         if group.is_in(GroupState.PREPARING_REBALANCE):
             self._update_member_and_rebalance(
-                group, member, protocols, rebalance_timeout_ms, session_timeout_ms, callback,
-                f"member {member_id} joining during PreparingRebalance; client reason: {reason}",
+                group, member, join, f"member {member_id} joining during PreparingRebalance"
             )
         elif group.is_in(GroupState.COMPLETING_REBALANCE):
-            if member.matches(protocols):
+            if member.matches(join.protocols):
                 # The member lost its JoinGroup response: give the current generation again.
                 callback(self._current_generation_result(group, member_id, leader_gets_members=True))
             else:
                 self._update_member_and_rebalance(
-                    group, member, protocols, rebalance_timeout_ms, session_timeout_ms,
-                    callback, f"member {member_id} changed its metadata; client reason: {reason}",
+                    group, member, join, f"member {member_id} changed its metadata"
                 )
         elif group.is_in(GroupState.STABLE):
-            if group.is_leader(member_id) or not member.matches(protocols):
+            if group.is_leader(member_id) or not member.matches(join.protocols):
                 # A leader's JoinGroup always rebalances: it is how the leader reacts to
                 # changes (such as topic metadata) that do not change member metadata.
                 self._update_member_and_rebalance(
-                    group, member, protocols, rebalance_timeout_ms, session_timeout_ms,
-                    callback, f"member {member_id} rejoining a Stable group; client reason: {reason}",
+                    group, member, join, f"member {member_id} rejoining a Stable group"
                 )
             else:
                 callback(self._current_generation_result(group, member_id, leader_gets_members=False))
@@ -338,61 +303,35 @@ class GroupCoordinator:
             ),
         )
 
-    def _add_member_and_rebalance(
-        self,
-        rebalance_timeout_ms: int,
-        session_timeout_ms: int,
-        member_id: str,
-        group_instance_id: str | None,
-        client_id: str,
-        client_host: str,
-        protocol_type: str,
-        protocols: Protocols,
-        group: ClassicGroup,
-        callback: JoinCallback,
-        reason: str,
-    ) -> None:
+    def _add_member_and_rebalance(self, group: ClassicGroup, member_id: str, join: _Join) -> None:
         member = ClassicGroupMember(
-            member_id, group_instance_id, client_id, client_host, rebalance_timeout_ms,
-            session_timeout_ms, protocol_type, protocols, is_new=True,
+            member_id, join.group_instance_id, join.client_id, join.client_host,
+            join.rebalance_timeout_ms, join.session_timeout_ms, join.protocol_type,
+            join.protocols, is_new=True,
         )
         if group.is_in(GroupState.PREPARING_REBALANCE) and group.generation_id == 0:
             group.new_member_added = True
-        group.add(member, callback)
+        group.add(member, join.callback)
         # A new member cannot heartbeat while its JoinGroup is parked, and a client that
         # times out and retries would leave defunct members behind: bound the wait.
         self._schedule_session_deadline(group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
         self._maybe_prepare_rebalance(
             group, f"adding new member {member_id} with group instance id "
-                   f"{group_instance_id}; client reason: {reason}",
+                   f"{join.group_instance_id}; client reason: {join.reason}",
         )
 
     def _update_member_and_rebalance(
-        self,
-        group: ClassicGroup,
-        member: ClassicGroupMember,
-        protocols: Protocols,
-        rebalance_timeout_ms: int,
-        session_timeout_ms: int,
-        callback: JoinCallback,
-        reason: str,
+        self, group: ClassicGroup, member: ClassicGroupMember, join: _Join, reason: str
     ) -> None:
-        group.update_member(member, protocols, rebalance_timeout_ms, session_timeout_ms, callback)
-        self._maybe_prepare_rebalance(group, reason)
+        group.update_member(member, join.protocols, join.rebalance_timeout_ms,
+                            join.session_timeout_ms, join.callback)
+        self._maybe_prepare_rebalance(group, f"{reason}; client reason: {join.reason}")
 
     def _update_static_member_and_rebalance(
-        self,
-        group: ClassicGroup,
-        old_member_id: str,
-        new_member_id: str,
-        group_instance_id: str,
-        protocols: Protocols,
-        rebalance_timeout_ms: int,
-        session_timeout_ms: int,
-        callback: JoinCallback,
-        reason: str,
-        support_skipping_assignment: bool,
+        self, group: ClassicGroup, old_member_id: str, new_member_id: str, join: _Join
     ) -> None:
+        group_instance_id, callback = join.group_instance_id, join.callback
+        assert group_instance_id is not None
         current_leader = group.leader_id
         member = group.replace_static_member(group_instance_id, old_member_id, new_member_id)
         # The old id's deadline finds no member when it expires; the new id gets its own.
@@ -400,7 +339,8 @@ class GroupCoordinator:
         old_protocols = member.supported_protocols
         old_rebalance_timeout_ms = member.rebalance_timeout_ms
         old_session_timeout_ms = member.session_timeout_ms
-        group.update_member(member, protocols, rebalance_timeout_ms, session_timeout_ms, callback)
+        group.update_member(member, join.protocols, join.rebalance_timeout_ms,
+                            join.session_timeout_ms, callback)
 
         if group.is_in(GroupState.STABLE):
             if group.protocol_name == group.select_protocol():
@@ -422,7 +362,7 @@ class GroupCoordinator:
                             protocol_name=group.protocol_name,
                             leader_id=current_leader or NO_LEADER,
                         ))
-                    elif support_skipping_assignment:
+                    elif join.support_skipping_assignment:
                         # JoinGroup v9+: the static leader learns it leads but skips running
                         # the assignor, whose output a Stable group would ignore.
                         is_leader = group.is_leader(new_member_id)
@@ -448,13 +388,13 @@ class GroupCoordinator:
             else:
                 self._maybe_prepare_rebalance(
                     group, f"static member {new_member_id} of instance {group_instance_id} "
-                           f"changed the selected protocol; client reason: {reason}",
+                           f"changed the selected protocol; client reason: {join.reason}",
                 )
         elif group.is_in(GroupState.COMPLETING_REBALANCE):
             # The old member id may already be in the leader's assignment: start over.
             self._prepare_rebalance(
                 group, f"updating static member {new_member_id} of instance "
-                       f"{group_instance_id}; client reason: {reason}",
+                       f"{group_instance_id}; client reason: {join.reason}",
             )
         elif group.is_in(GroupState.EMPTY, GroupState.DEAD):
             raise RuntimeError(
