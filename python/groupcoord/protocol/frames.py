@@ -13,11 +13,19 @@ relies on exactly that answer). Like Kafka, bytes after a well-formed request ar
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from struct import Struct
+from typing import NamedTuple
 
 from groupcoord.errors import Errors
-from groupcoord.protocol.codec import decode_message
+from groupcoord.protocol.codec import (
+    Decoder,
+    Encoder,
+    decode_message,
+    decoder_for,
+    encoder_for,
+    explain_decode_failure,
+    explain_encode_failure,
+)
 from groupcoord.protocol.errors import ProtocolError, UnknownApiKeyError, UnsupportedVersionError
 from groupcoord.protocol.headers import (
     RequestHeader,
@@ -27,14 +35,14 @@ from groupcoord.protocol.headers import (
 )
 from groupcoord.protocol.messages.api_versions import ApiVersion, ApiVersionsResponse
 from groupcoord.protocol.primitives import INT32
-from groupcoord.protocol.registry import APIS, Api
+from groupcoord.protocol.registry import APIS
 from groupcoord.protocol.schema import Request, Response
 
 DEFAULT_MAX_REQUEST_SIZE = 104_857_600
 """Kafka's ``socket.request.max.bytes`` default (100 MiB)."""
 
-_HEADER_START = Struct(">hhi")
-"""The start of every request header: api key, api version, correlation id."""
+_HEADER_START = Struct(">hhi").unpack_from
+"""Reads the start of every request header: api key, api version, correlation id."""
 
 
 def frame_size(prefix: bytes, max_size: int = DEFAULT_MAX_REQUEST_SIZE) -> int:
@@ -54,23 +62,24 @@ def frame_size(prefix: bytes, max_size: int = DEFAULT_MAX_REQUEST_SIZE) -> int:
     return int(size)
 
 
-def decode_request(frame: bytes, apis: Mapping[int, Api] = APIS) -> tuple[RequestHeader, Request]:
-    """Decode one request frame (the bytes after the size prefix).
+class _RequestPlan(NamedTuple):
+    request_cls: type[Request]
+    header_decoder: Decoder
+    body_decoder: Decoder
+    header_version: int
 
-    Raises:
-        UnknownApiKeyError: no API with this key is declared.
-        UnsupportedVersionError: the API is declared but not at this version.
-        ProtocolError: anything else malformed; ``position`` counts from the frame's start.
-        Each carries ``api_key``, ``api_version`` and ``correlation_id`` when they were read.
-    """
-    if not isinstance(frame, bytes):
-        frame = bytes(frame)
-    if len(frame) < _HEADER_START.size:
-        raise ProtocolError(
-            f"a request header needs at least 8 bytes, the frame has {len(frame)}", position=0
-        )
-    api_key, api_version, correlation_id = _HEADER_START.unpack_from(frame, 0)
-    api = apis.get(api_key)
+
+class _ResponsePlan(NamedTuple):
+    header_tagged: bool
+    body_encoder: Encoder
+
+
+_request_plans: dict[tuple[int, int], _RequestPlan] = {}
+_response_plans: dict[tuple[type[Response], int], _ResponsePlan] = {}
+
+
+def _request_plan(api_key: int, api_version: int, correlation_id: int) -> _RequestPlan:
+    api = APIS.get(api_key)
     if api is None:
         raise UnknownApiKeyError(
             f"unknown api key {api_key}",
@@ -79,7 +88,7 @@ def decode_request(frame: bytes, apis: Mapping[int, Api] = APIS) -> tuple[Reques
             correlation_id=correlation_id,
         )
     request_cls = api.request
-    if not request_cls.min_version <= api_version <= request_cls.max_version:
+    if not request_cls.supports(api_version):
         raise UnsupportedVersionError(
             f"{request_cls.name} is declared for versions "
             f"{request_cls.min_version}-{request_cls.max_version}, not {api_version}",
@@ -88,26 +97,84 @@ def decode_request(frame: bytes, apis: Mapping[int, Api] = APIS) -> tuple[Reques
             api_version=api_version,
             correlation_id=correlation_id,
         )
-    try:
-        header, pos = decode_message(
-            RequestHeader, frame, 0, request_header_version(request_cls.is_flexible(api_version))
+    header_version = request_header_version(request_cls.is_flexible(api_version))
+    plan = _RequestPlan(
+        request_cls,
+        decoder_for(RequestHeader, header_version),
+        decoder_for(request_cls, api_version),
+        header_version,
+    )
+    _request_plans[(api_key, api_version)] = plan
+    return plan
+
+
+def decode_request(frame: bytes) -> tuple[RequestHeader, Request]:
+    """Decode one request frame (the bytes after the size prefix).
+
+    Raises:
+        UnknownApiKeyError: no API with this key is declared.
+        UnsupportedVersionError: the API is declared but not at this version.
+        ProtocolError: anything else malformed; ``position`` counts from the frame's start.
+        Each carries ``api_key``, ``api_version`` and ``correlation_id`` when they were read.
+    """
+    if type(frame) is not bytes:
+        frame = bytes(frame)
+    if len(frame) < 8:
+        raise ProtocolError(
+            f"a request header needs at least 8 bytes, the frame has {len(frame)}", position=0
         )
-        request, _ = decode_message(request_cls, frame, pos, api_version)
-    except ProtocolError as exc:
-        exc.api_key = api_key
-        exc.api_version = api_version
-        exc.correlation_id = correlation_id
-        raise
+    api_key, api_version, correlation_id = _HEADER_START(frame, 0)
+    plan = _request_plans.get((api_key, api_version)) or _request_plan(
+        api_key, api_version, correlation_id
+    )
+    try:
+        header, pos = plan.header_decoder(frame, 0)
+        request, _ = plan.body_decoder(frame, pos)
+    except Exception as exc:
+        error = _explain_request(plan, frame, api_version, exc)
+        error.api_key = api_key
+        error.api_version = api_version
+        error.correlation_id = correlation_id
+        raise error from None
     return header, request
 
 
+def _explain_request(
+    plan: _RequestPlan, frame: bytes, api_version: int, exc: Exception
+) -> ProtocolError:
+    """The precise error for a frame the compiled decoders rejected (header, then body)."""
+    try:
+        _, pos = decode_message(RequestHeader, frame, 0, plan.header_version)
+    except ProtocolError as error:
+        return error
+    return explain_decode_failure(plan.request_cls, api_version, frame, pos, exc)
+
+
+def _response_plan(cls: type[Response], version: int) -> _ResponsePlan:
+    plan = _ResponsePlan(
+        response_header_version(cls.api_key, cls.is_flexible(version)) == 1,
+        encoder_for(cls, version),
+    )
+    _response_plans[(cls, version)] = plan
+    return plan
+
+
 def encode_response(correlation_id: int, response: Response, version: int) -> bytes:
-    """A response frame: size prefix, the response header its version calls for, the body."""
-    out = bytearray(4)
-    out += INT32.pack(correlation_id)
-    if response_header_version(response.api_key, response.is_flexible(version)) == 1:
+    """A response frame: size prefix, the response header its version calls for, the body.
+
+    Raises:
+        EncodeError: the response cannot be encoded at ``version`` (names the field).
+    """
+    cls = type(response)
+    header_tagged, encode = _response_plans.get((cls, version)) or _response_plan(cls, version)
+    out = bytearray(8)
+    INT32.pack_into(out, 4, correlation_id)
+    if header_tagged:
         out.append(0)  # no tagged fields in the header
-    response.encode_into(out, version)
+    try:
+        encode(response, out)
+    except Exception as exc:
+        raise explain_encode_failure(response, version, exc) from exc
     INT32.pack_into(out, 0, len(out) - 4)
     return bytes(out)
 
