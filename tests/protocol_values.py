@@ -9,6 +9,7 @@ from uuid import UUID
 from hypothesis import strategies as st
 
 from groupcoord.protocol import APIS, Message
+from groupcoord.protocol.codec import INT_RANGES
 from groupcoord.protocol.schema import (
     BOOL,
     BYTES,
@@ -23,14 +24,6 @@ from groupcoord.protocol.schema import (
     Struct,
 )
 
-INT_BOUNDS = {
-    "int8": (-(2**7), 2**7 - 1),
-    "int16": (-(2**15), 2**15 - 1),
-    "int32": (-(2**31), 2**31 - 1),
-    "int64": (-(2**63), 2**63 - 1),
-    "uint16": (0, 2**16 - 1),
-    "uint32": (0, 2**32 - 1),
-}
 
 MESSAGES: list[type[Message]] = [
     cls for api in APIS.values() for cls in (api.request, api.response)
@@ -47,8 +40,8 @@ def message_id(param: Any) -> str:
 
 
 def _primitive(wire: Primitive) -> st.SearchStrategy[Any]:
-    if wire.name in INT_BOUNDS:
-        low, high = INT_BOUNDS[wire.name]
+    if wire.name in INT_RANGES:
+        low, high = INT_RANGES[wire.name]
         return st.integers(low, high)
     if wire is BOOL:
         return st.booleans()
@@ -106,7 +99,7 @@ def sample_value(f: Field, version: int) -> Any:
 
 
 def _sample_primitive(wire: Primitive, which: int) -> Any:
-    if wire.name in INT_BOUNDS:
+    if wire.name in INT_RANGES:
         return (7, -3)[which] if wire.name.startswith("int") else (7, 9)[which]
     samples: dict[str, tuple[Any, Any]] = {
         "bool": (True, False),

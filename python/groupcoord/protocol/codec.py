@@ -63,7 +63,7 @@ _FIXED_READERS: dict[str, Callable[[bytes, int], tuple[Any, int]]] = {
     "bool": p.read_bool,
 }
 
-_INT_RANGES = {
+INT_RANGES = {  # the values each integer type can carry
     "int8": (-(2**7), 2**7 - 1),
     "int16": (-(2**15), 2**15 - 1),
     "int32": (-(2**31), 2**31 - 1),
@@ -186,13 +186,31 @@ def _reference_decode_struct(
     return cls(**values), pos
 
 
+def require_decodable(cls: type[Message], version: int) -> None:
+    """Raise UnsupportedVersionError unless ``cls`` declares ``version``."""
+    if not cls.supports(version):
+        raise UnsupportedVersionError(
+            f"version {version} is not declared ({cls.min_version}-{cls.max_version})",
+            message_name=cls.name,
+            api_version=version,
+        )
+
+
+def require_encodable(cls: type[Message], version: int) -> None:
+    """Raise EncodeError unless ``cls`` declares ``version``."""
+    if not cls.supports(version):
+        raise EncodeError(
+            f"version {version} is not declared ({cls.min_version}-{cls.max_version})",
+            message_name=cls.name,
+            version=version,
+            field=None,
+        )
+
+
 def reference_decode(cls: type[M], data: bytes, pos: int, version: int) -> tuple[M, int]:
     """Decode one message at ``pos`` with the reference codec; returns it and the end."""
+    require_decodable(cls, version)
     try:
-        if not cls.supports(version):
-            raise UnsupportedVersionError(
-                f"version {version} is not declared ({cls.min_version}-{cls.max_version})"
-            )
         message, end = _reference_decode_struct(
             cls, bytes(data), pos, version, cls.is_flexible(version), ""
         )
@@ -242,8 +260,8 @@ def _write_value(
             raise _Unencodable(f"expected {wire.__name__}, got {type(value).__name__}", path)
         _reference_encode_struct(value, out, version, flexible, path)
         return
-    if wire.name in _INT_RANGES:
-        low, high = _INT_RANGES[wire.name]
+    if wire.name in INT_RANGES:
+        low, high = INT_RANGES[wire.name]
         if not isinstance(value, int) or isinstance(value, bool):
             raise _Unencodable(f"expected an int, got {type(value).__name__}", path)
         if not low <= value <= high:
@@ -306,13 +324,7 @@ def _reference_encode_struct(
 def reference_encode(message: Message, out: bytearray, version: int) -> None:
     """Append ``message`` at ``version`` to ``out`` with the reference codec."""
     cls = type(message)
-    if not cls.supports(version):
-        raise EncodeError(
-            f"version {version} is not declared ({cls.min_version}-{cls.max_version})",
-            message_name=cls.name,
-            version=version,
-            field=None,
-        )
+    require_encodable(cls, version)
     try:
         _reference_encode_struct(message, out, version, cls.is_flexible(version), "")
     except _Unencodable as exc:
@@ -733,18 +745,9 @@ def _struct_encoder(cls: type[Struct], version: int, flexible: bool) -> Encoder:
 # ---- entry points -----------------------------------------------------------------------------
 
 
-def _check_version(cls: type[Message], version: int) -> None:
-    if not cls.supports(version):
-        raise UnsupportedVersionError(
-            f"version {version} is not declared ({cls.min_version}-{cls.max_version})",
-            message_name=cls.name,
-            api_version=version,
-        )
-
-
 def decoder_for(cls: type[Message], version: int) -> Decoder:
     """The compiled decoder of ``cls`` at ``version``: ``(buf, pos) -> (message, end)``."""
-    _check_version(cls, version)
+    require_decodable(cls, version)
     decoder = _struct_decoder(cls, version, cls.is_flexible(version))
     cls._decoders[version] = decoder
     return decoder
@@ -752,13 +755,7 @@ def decoder_for(cls: type[Message], version: int) -> Decoder:
 
 def encoder_for(cls: type[Message], version: int) -> Encoder:
     """The compiled encoder of ``cls`` at ``version``: ``(message, out) -> None``."""
-    if not cls.supports(version):
-        raise EncodeError(
-            f"version {version} is not declared ({cls.min_version}-{cls.max_version})",
-            message_name=cls.name,
-            version=version,
-            field=None,
-        )
+    require_encodable(cls, version)
     encoder = _struct_encoder(cls, version, cls.is_flexible(version))
     cls._encoders[version] = encoder
     return encoder
