@@ -18,14 +18,15 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from kafka.protocol.consumer.group import HeartbeatRequest as KpHeartbeatRequest
-from kafka.protocol.consumer.group import HeartbeatResponse as KpHeartbeatResponse
-from kafka.protocol.consumer.group import JoinGroupRequest as KpJoinGroupRequest
-from kafka.protocol.consumer.group import JoinGroupResponse as KpJoinGroupResponse
-from kafka.protocol.consumer.group import OffsetCommitRequest as KpOffsetCommitRequest
-from kafka.protocol.consumer.group import OffsetCommitResponse as KpOffsetCommitResponse
+from kafka.protocol.consumer.group import (
+    HeartbeatRequest as KpHeartbeatRequest,
+    HeartbeatResponse as KpHeartbeatResponse,
+    JoinGroupRequest as KpJoinGroupRequest,
+    JoinGroupResponse as KpJoinGroupResponse,
+    OffsetCommitRequest as KpOffsetCommitRequest,
+    OffsetCommitResponse as KpOffsetCommitResponse,
+)
 
-from conftest import scaled
 from groupcoord.protocol import RequestHeader, decode_request, encode_response
 from groupcoord.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 from groupcoord.protocol.messages.join_group import (
@@ -43,6 +44,8 @@ from groupcoord.protocol.messages.offset_commit import (
     OffsetCommitResponseTopic,
 )
 from groupcoord.protocol.schema import Request
+
+from conftest import scaled
 
 ROUND_TRIPS = scaled(20_000, 50)
 SUBSCRIPTION = bytes.fromhex("0001 00000001 0006 6f7264657273 ffffffff 00000000")

@@ -8,7 +8,7 @@ from uuid import UUID
 
 from hypothesis import strategies as st
 
-from groupcoord.protocol import APIS, Message
+from groupcoord.protocol import APIS, Message, Request, RequestHeader, request_header_version
 from groupcoord.protocol.codec import INT_RANGES
 from groupcoord.protocol.schema import (
     BOOL,
@@ -23,7 +23,6 @@ from groupcoord.protocol.schema import (
     Primitive,
     Struct,
 )
-
 
 MESSAGES: list[type[Message]] = [
     cls for api in APIS.values() for cls in (api.request, api.response)
@@ -115,3 +114,16 @@ def _sample_primitive(wire: Primitive, which: int) -> Any:
 def sample_message(cls: type[Struct], version: int) -> Any:
     """An instance of ``cls`` whose every field present at ``version`` is not its default."""
     return cls(**{f.name: sample_value(f, version) for f in cls.__fields__ if f.present(version)})
+
+
+def request_frame(
+    request: Request, version: int, correlation_id: int, client_id: str | None
+) -> bytes:
+    header = RequestHeader(
+        request_api_key=request.api_key,
+        request_api_version=version,
+        correlation_id=correlation_id,
+        client_id=client_id,
+    )
+    header_version = request_header_version(request.is_flexible(version))
+    return header.encode(header_version) + request.encode(version)

@@ -13,12 +13,12 @@ import aiokafka.protocol
 import pytest
 from aiokafka.protocol.api import RequestStruct, Response
 from aiokafka.protocol.struct import Struct as AiokafkaStruct
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from protocol_values import MESSAGE_VERSIONS, message_id, message_strategy, sample_message
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from groupcoord.protocol import Message, Request
 from groupcoord.protocol.schema import Struct
+
+from protocol_values import MESSAGE_VERSIONS, message_id, message_strategy, sample_message
 
 
 def aiokafka_classes() -> dict[tuple[int, int, bool], Any]:

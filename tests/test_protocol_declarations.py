@@ -12,7 +12,6 @@ from importlib import resources
 from typing import Any
 
 import pytest
-from protocol_values import MESSAGE_VERSIONS, message_id
 
 from groupcoord.protocol import Message
 from groupcoord.protocol.schema import (
@@ -35,6 +34,8 @@ from groupcoord.protocol.schema import (
     in_range,
     parse_versions,
 )
+
+from protocol_values import MESSAGE_VERSIONS, message_id
 
 PRIMITIVES = {
     p.name: p

@@ -7,8 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from protocol_values import MESSAGE_VERSIONS, message_id, sample_message
-from test_protocol_kafka_python import SHARED, kafka_python_class, to_kafka_python
 
 from groupcoord.errors import Errors
 from groupcoord.protocol import (
@@ -36,21 +34,11 @@ from groupcoord.protocol.messages.api_versions import (
 )
 from groupcoord.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 
+from protocol_kafka_python import KAFKA_PYTHON_SHARED as SHARED, kafka_python_class, to_kafka_python
+from protocol_values import MESSAGE_VERSIONS, message_id, request_frame, sample_message
+
 SHARED_REQUESTS = [(cls, v) for cls, v in SHARED if issubclass(cls, Request)]
 SHARED_RESPONSES = [(cls, v) for cls, v in SHARED if issubclass(cls, Response)]
-
-
-def request_frame(
-    request: Request, version: int, correlation_id: int, client_id: str | None
-) -> bytes:
-    header = RequestHeader(
-        request_api_key=request.api_key,
-        request_api_version=version,
-        correlation_id=correlation_id,
-        client_id=client_id,
-    )
-    header_version = request_header_version(request.is_flexible(version))
-    return header.encode(header_version) + request.encode(version)
 
 
 def test_header_layouts() -> None:

@@ -7,10 +7,7 @@ from __future__ import annotations
 import tracemalloc
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from protocol_values import MESSAGE_VERSIONS, message_id, message_strategy, sample_message
-from test_protocol_frames import request_frame
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from groupcoord.protocol import Message, ProtocolError, Request, decode_request
 from groupcoord.protocol.messages.fetch import FetchResponse
@@ -18,6 +15,14 @@ from groupcoord.protocol.messages.heartbeat import HeartbeatRequest
 from groupcoord.protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol
 from groupcoord.protocol.messages.metadata import MetadataRequest
 from groupcoord.protocol.messages.offset_fetch import OffsetFetchRequest
+
+from protocol_values import (
+    MESSAGE_VERSIONS,
+    message_id,
+    message_strategy,
+    request_frame,
+    sample_message,
+)
 
 REQUEST_VERSIONS = [(cls, v) for cls, v in MESSAGE_VERSIONS if issubclass(cls, Request)]
 

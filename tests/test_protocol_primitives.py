@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
-from groupcoord.protocol import ProtocolError
-from groupcoord.protocol import primitives as p
+from groupcoord.protocol import ProtocolError, primitives as p
 
 VARINTS = [
     (0, "00"),

@@ -7,8 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from groupcoord.protocol import APIS, Message
+from groupcoord.protocol.codec import reference_decode, reference_encode
+
 from protocol_values import (
     MESSAGE_VERSIONS,
     message_id,
@@ -16,9 +19,6 @@ from protocol_values import (
     sample_message,
     sample_value,
 )
-
-from groupcoord.protocol import APIS, Message
-from groupcoord.protocol.codec import reference_decode, reference_encode
 
 
 def reference_bytes(message: Message, version: int) -> bytes:
@@ -28,7 +28,7 @@ def reference_bytes(message: Message, version: int) -> bytes:
 
 
 @pytest.mark.parametrize("cls_version", MESSAGE_VERSIONS, ids=message_id)
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_round_trip(cls_version: tuple[type[Message], int], data: st.DataObject) -> None:
     cls, version = cls_version
