@@ -62,6 +62,12 @@ def test_equality_and_repr() -> None:
         JoinGroupRequest().no_such_field = 1  # type: ignore[attr-defined]
 
 
+def test_decode_accepts_any_buffer() -> None:
+    body = JoinGroupRequest(group_id="g", protocols=[]).encode(7)
+    for buffer in (bytearray(body), memoryview(body)):
+        assert JoinGroupRequest.decode(buffer, 7) == JoinGroupRequest(group_id="g")
+
+
 def test_message_class_attributes() -> None:
     assert (
         JoinGroupRequest.api_key,

@@ -767,6 +767,8 @@ def decode_message(cls: type[M], data: bytes, pos: int, version: int) -> tuple[M
     Raises:
         ProtocolError: the bytes are not a message of ``cls`` at ``version``.
     """
+    if type(data) is not bytes:
+        data = bytes(data)
     decode = cls._decoders.get(version) or decoder_for(cls, version)
     try:
         message, end = decode(data, pos)

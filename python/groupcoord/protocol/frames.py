@@ -108,7 +108,7 @@ def _request_plan(api_key: int, api_version: int, correlation_id: int) -> _Reque
     return plan
 
 
-def decode_request(frame: bytes) -> tuple[RequestHeader, Request]:
+def decode_request(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader, Request]:
     """Decode one request frame (the bytes after the size prefix).
 
     Raises:
@@ -191,7 +191,7 @@ def encode_api_versions_fallback(correlation_id: int, api_keys: list[ApiVersion]
 
 
 def decode_response(
-    frame: bytes, response_cls: type[Response], version: int
+    frame: bytes | bytearray | memoryview, response_cls: type[Response], version: int
 ) -> tuple[ResponseHeader, Response]:
     """Decode a response frame (after the size prefix), as a client does.
 

@@ -297,13 +297,15 @@ class Message(Struct):
         return cls.min_version <= version <= cls.max_version
 
     @classmethod
-    def decode(cls, data: bytes, version: int) -> Self:
+    def decode(cls, data: bytes | bytearray | memoryview, version: int) -> Self:
         """Decode ``data``, which must hold exactly one message at ``version``.
 
         Raises:
             ProtocolError: truncated or malformed bytes, trailing bytes, or an undeclared
                 version; it names the message, the field and the byte position.
         """
+        if type(data) is not bytes:
+            data = bytes(data)
         decode = cls._decoders.get(version)
         if decode is None:
             from groupcoord.protocol.codec import decoder_for
