@@ -233,7 +233,7 @@ class LogSegment:
 
     def _recover(self) -> int:
         data = os.pread(self.fd, self.size, 0)
-        valid = codec.valid_prefix_length(data)
+        valid = self._valid_prefix(data)
         truncated = self.size - valid
         if truncated:
             logger.warning(
@@ -258,6 +258,17 @@ class LogSegment:
         self._bytes_since_index_entry = since_entry
         self.index.write()
         return truncated
+
+    def _valid_prefix(self, data: bytes) -> int:
+        """Bytes of whole batches that pass their CRC and whose offsets (not covered by the
+        CRC) increase from the segment's base offset within Kafka's 2^31 relative range."""
+        valid = codec.valid_prefix_length(data)
+        previous_last = self.base_offset - 1
+        for batch in walk_batches(data[:valid] if valid < len(data) else data):
+            if not previous_last < batch.base_offset <= batch.last_offset <= self.base_offset + 2**31 - 1:
+                return batch.position
+            previous_last = batch.last_offset
+        return valid
 
     # --- appending ---------------------------------------------------------------------------
 
