@@ -42,6 +42,18 @@ def run(body: Callable[[], Awaitable[None]]) -> None:
     asyncio.run(body())
 
 
+async def commit_many(manager: LogManager, partition: int, count: int, keys: int, pause_every: int) -> list[Any]:
+    """Append ``count`` commits over ``keys`` keys, letting the loop turn every
+    ``pause_every``; returns the results once all are in."""
+    done: list[Any] = []
+    for i in range(count):
+        manager.append(partition, Append([commit("g", i % keys, i)], i), done.append)
+        if i % pause_every == 0:
+            await asyncio.sleep(0.001)
+    await wait_for(lambda: len(done) == count, "every append")
+    return done
+
+
 def test_appends_to_a_partition_not_open_fail_and_close_completes_earlier_ones(tmp_path: Path) -> None:
     async def body() -> None:
         manager = LogManager(tmp_path, config())
@@ -192,12 +204,7 @@ def test_restart_gives_back_the_same_records(tmp_path: Path) -> None:
         manager = LogManager(tmp_path, config(**{"offsets.topic.segment.bytes": "2000"}))
         await manager.start()
         await manager.open_partition(9)
-        done: list[Any] = []
-        for i in range(300):
-            manager.append(9, Append([commit("g", i % 13, i)], i), done.append)
-            if i % 17 == 0:
-                await asyncio.sleep(0)
-        await wait_for(lambda: len(done) == 300, "every append")
+        await commit_many(manager, 9, 300, keys=13, pause_every=17)
         records = [r for chunk in manager.read(9) for r in chunk]
         await manager.close()
         return records
@@ -227,12 +234,7 @@ def test_the_background_cleaner_compacts_while_appends_go_on(tmp_path: Path) -> 
         }))
         await manager.start()
         await manager.open_partition(2)
-        done: list[Any] = []
-        for i in range(2000):
-            manager.append(2, Append([commit("g", i % 10, i)], i), done.append)
-            if i % 50 == 0:
-                await asyncio.sleep(0.002)
-        await wait_for(lambda: len(done) == 2000, "every append")
+        done = await commit_many(manager, 2, 2000, keys=10, pause_every=50)
         assert done == list(range(2000))
         assert manager.cleaner is not None
         await wait_for(lambda: manager.cleaner is not None and manager.cleaner.passes > 0, "a cleaning")

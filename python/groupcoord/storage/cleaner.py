@@ -191,7 +191,8 @@ class LogCleaner:
         return dirty / total if total else 0.0
 
     def clean_filthiest(self) -> bool:
-        """Clean the partition most in need of it, if any; True if one was cleaned."""
+        """Clean the partition most in need of it, if any; True if a pass cleaned something
+        (False lets the thread back off, also when the neediest log had nothing cleanable)."""
         now = self.clock_ms()
         best: tuple[float, PartitionLog] | None = None
         for log in self._logs():
@@ -204,8 +205,7 @@ class LogCleaner:
                     best = (ratio, log)
         if best is None:
             return False
-        self.clean(best[1], now)
-        return True
+        return self.clean(best[1], now) is not None
 
     # --- cleaning ----------------------------------------------------------------------------
 

@@ -93,6 +93,7 @@ class LogManager:
             await asyncio.to_thread(self.cleaner.stop)
             self.cleaner = None
         if self._writer is not None:
+            self._writer.end_turn()
             await asyncio.to_thread(self._writer.stop)
             self._writer = None
 

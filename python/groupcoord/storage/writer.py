@@ -104,8 +104,8 @@ class GroupCommitWriter:
         self._thread.start()
 
     def stop(self) -> None:
-        """Write what is queued, then stop the thread (blocking)."""
-        self.end_turn()
+        """Write what is queued, then stop the thread (blocking; call :meth:`end_turn` on
+        the loop first to include the current turn)."""
         self._queue.put(_STOP)
         self._thread.join()
 

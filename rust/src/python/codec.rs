@@ -755,6 +755,10 @@ fn valid_prefix_length(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<usiz
     Ok(py.detach(|| batch::read_batches(slice, 0).valid_bytes))
 }
 
+fn compression_named(name: &str) -> PyResult<Compression> {
+    Compression::from_name(name).ok_or_else(|| PyValueError::new_err(format!("unknown compression {name:?} (none, gzip, snappy, lz4, zstd)")))
+}
+
 /// Encode one RecordBatch v2 as a broker writes the coordinator's appends.
 #[pyfunction]
 #[pyo3(
@@ -774,8 +778,7 @@ fn write_batch<'py>(
     is_transactional: bool,
     partition_leader_epoch: i32,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let compression = Compression::from_name(compression)
-        .ok_or_else(|| PyValueError::new_err(format!("unknown compression {compression:?} (none, gzip, snappy, lz4, zstd)")))?;
+    let compression = compression_named(compression)?;
     let header = BatchHeader { base_offset, timestamp, compression, producer_id, producer_epoch, base_sequence, is_transactional, is_control: false, partition_leader_epoch };
     let refs: Vec<(Option<&[u8]>, Option<&[u8]>)> = records.iter().map(|(k, v)| (k.as_deref(), v.as_deref())).collect();
     Ok(bytes(py, &batch::write_batch(&header, &refs)?))
@@ -818,8 +821,7 @@ fn write_records<'py>(
     is_control: bool,
     partition_leader_epoch: i32,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let compression = Compression::from_name(compression)
-        .ok_or_else(|| PyValueError::new_err(format!("unknown compression {compression:?} (none, gzip, snappy, lz4, zstd)")))?;
+    let compression = compression_named(compression)?;
     let owned = records.try_iter()?.map(|item| record_tuple(&item?)).collect::<PyResult<Vec<RecordTuple>>>()?;
     let last_offset = last_offset
         .or(owned.last().map(|r| r.0))
