@@ -39,6 +39,7 @@ DELETED_SUFFIX = ".deleted"
 LOG_OVERHEAD = 12
 """Every batch of every magic starts with int64 offset, int32 length (bytes after it)."""
 _PREFIX = struct.Struct(">qiib")  # offset, length, partition leader epoch / CRC, magic
+_LENGTH = struct.Struct(">i")
 _V2_HEADER = struct.Struct(">qiibIhiqqqhii")  # DefaultRecordBatch's 61-byte header
 V2_HEADER_SIZE = _V2_HEADER.size
 ATTRIBUTES_POSITION = 21
@@ -115,7 +116,7 @@ def batch_size_at(data: bytes, position: int) -> int | None:
     """The size a batch starting at ``position`` announces, if its prefix is there."""
     if position + LOG_OVERHEAD > len(data):
         return None
-    return LOG_OVERHEAD + int(_PREFIX.unpack_from(data + b"\0" * 5, position)[1])
+    return LOG_OVERHEAD + int(_LENGTH.unpack_from(data, position + 8)[0])
 
 
 class LogSegment:
@@ -215,8 +216,6 @@ class LogSegment:
         if end != self.size:
             logger.warning("segment %s does not end on a whole batch; recovering it", self.path)
             return False
-        if start == 0 and self.size == 0:
-            self.next_offset = self.base_offset
         return True
 
     def _index_matches(self, index: OffsetIndex) -> bool:
