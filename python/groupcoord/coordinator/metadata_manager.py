@@ -19,7 +19,7 @@ from groupcoord import codec
 from groupcoord.config import Config
 from groupcoord.coordinator.clock import Time
 from groupcoord.coordinator.group import ClassicGroup, ClassicGroupMember, GroupState
-from groupcoord.coordinator.offsets import OffsetStore
+from groupcoord.coordinator.offsets import OffsetStore, Transaction
 from groupcoord.coordinator.records import (
     CoordinatorRecord,
     group_metadata_record,
@@ -165,13 +165,14 @@ class GroupMetadataManager:
     def replay(
         self,
         record_offset: int,
-        producer_id: int | None,
+        transaction: Transaction | None,
         key: object,
         value: object,
     ) -> None:
         """Apply one record of ``__consumer_offsets`` to memory.
 
-        ``producer_id`` is the producer of a transactional batch, None otherwise. Record types
+        ``transaction`` is (producer id, partition) for a record of a transactional batch,
+        None otherwise. Record types
         this coordinator does not serve (the new coordinator's consumer, share and streams
         groups) are skipped with a warning, as Kafka's loader skips unknown types.
         """
@@ -182,10 +183,10 @@ class GroupMetadataManager:
                 # so-called simple group: Empty, no protocol type.
                 self.get_or_create_group(key.group)
                 self.offsets.replay_offset_commit(
-                    record_offset, producer_id, key.group, tp, offset_from_value(value)
+                    record_offset, transaction, key.group, tp, offset_from_value(value)
                 )
             elif value is None:
-                self.offsets.replay_offset_commit(record_offset, producer_id, key.group, tp, None)
+                self.offsets.replay_offset_commit(record_offset, transaction, key.group, tp, None)
             else:
                 log.warning("Skipping offset record at %d with an undecodable value", record_offset)
         elif isinstance(key, codec.GroupMetadataKey):
@@ -205,9 +206,7 @@ class GroupMetadataManager:
 
     def replay_end_transaction(self, partition: int, producer_id: int, commit: bool) -> None:
         """Apply a transaction marker written to ``__consumer_offsets-<partition>``."""
-        self.offsets.replay_end_transaction(
-            producer_id, commit, lambda group_id: self.partition_for(group_id) == partition
-        )
+        self.offsets.replay_end_transaction((producer_id, partition), commit)
 
     def replay_log_record(self, record: codec.OffsetsRecord) -> None:
         """:meth:`replay` of a record read back from the log (loading)."""
@@ -219,7 +218,7 @@ class GroupMetadataManager:
             return
         self.replay(
             record.offset,
-            record.producer_id if record.is_transactional else None,
+            (record.producer_id, record.partition) if record.is_transactional else None,
             record.key,
             record.value,
         )
@@ -277,9 +276,11 @@ class GroupMetadataManager:
 
         def completed(result: int | AppendError) -> None:
             if write.replay and not isinstance(result, AppendError):
-                producer = write.producer_id if write.producer_id != NO_PRODUCER_ID else None
+                transaction = (
+                    (write.producer_id, partition) if write.producer_id != NO_PRODUCER_ID else None
+                )
                 for i, record in enumerate(write.records):
-                    self.replay(result + i, producer, record.key, record.value)
+                    self.replay(result + i, transaction, record.key, record.value)
             callback(result)
 
         self.writer.append(partition, append, completed)
