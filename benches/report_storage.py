@@ -1,6 +1,7 @@
-"""Print the durable log benchmark table (markdown) from a pytest-benchmark JSON file.
+"""Print the durable log benchmark tables (markdown) from a pytest-benchmark JSON file.
 
-    python benches/report_storage.py storage.json
+    python benches/report_storage.py storage.json     # the log alone (bench_storage.py)
+    python benches/report_storage.py durable.json     # through the coordinator (bench_durable.py)
 
 Appends of offset commits per second, per way of appending (100 per loop turn, or one at a
 time), under the default flush policy (fsync before the callback) and with flushing off, and
@@ -25,8 +26,10 @@ def main(path: str) -> None:
         if bench["group"] == "load":
             loads.append({"seconds": median, **info})
         else:
-            appends.setdefault(info["mode"], {})[info["flush"]] = info["appends"] / median
-    print("| appends | fsync per turn (default), appends/s | flushing off, appends/s | off / default |")
+            unit = "appends" if "appends" in info else "commits"
+            appends.setdefault(info["mode"], {})[info["flush"]] = info[unit] / median
+    unit = "commits" if any(b["group"].startswith("commits") for b in data["benchmarks"]) else "appends"
+    print(f"| {unit} | fsync per turn (default), {unit}/s | flushing off, {unit}/s | off / default |")
     print("|---|---:|---:|---:|")
     for mode, rates in sorted(appends.items()):
         on, off = rates["fsync-per-turn"], rates["flush-off"]
@@ -36,7 +39,8 @@ def main(path: str) -> None:
         print()
         print("| load | bytes | records | seconds | MB/s | records/s |")
         print("|---|---:|---:|---:|---:|---:|")
-        print(f"| open + read + decode | {load['bytes']:,} | {load['records']:,} | {load['seconds']:.2f} | "
+        what = "open + read + replay into the coordinator" if "groups" in load else "open + read + decode"
+        print(f"| {what} | {load['bytes']:,} | {load['records']:,} | {load['seconds']:.2f} | "
               f"{load['bytes'] / load['seconds'] / 1e6:,.0f} | {load['records'] / load['seconds']:,.0f} |")
 
 

@@ -20,13 +20,12 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from groupcoord.coordinator.results import OffsetAndMetadata, TopicPartition
 
 
-@dataclass(frozen=True)
-class CommittedOffset:
+class CommittedOffset(NamedTuple):
     """An offset with the log offset of the record that committed it."""
 
     offset: OffsetAndMetadata
