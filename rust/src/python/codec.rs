@@ -580,6 +580,7 @@ fn batch_to_py(py: Python<'_>, b: Batch) -> PyResult<RecordBatch> {
             headers: headers.unbind(),
         })?;
     }
+    let b = b.info;
     Ok(RecordBatch {
         position: b.position,
         size: b.size,
@@ -752,7 +753,7 @@ fn with_path(py: Python<'_>, err: PyErr, path: &std::path::Path) -> PyErr {
 fn valid_prefix_length(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<usize> {
     let input = Input::from_py(data)?;
     let slice = input.as_slice();
-    Ok(py.detach(|| batch::read_batches(slice, 0).valid_bytes))
+    Ok(py.detach(|| batch::valid_prefix_length(slice)))
 }
 
 /// Encode one RecordBatch v2 as a broker writes the coordinator's appends.
