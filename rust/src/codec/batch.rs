@@ -244,6 +244,11 @@ impl<'d> LogReader<'d> {
         !chunk.batches.is_empty()
     }
 
+    /// Bytes of whole batches checked so far.
+    pub fn checked_bytes(&self) -> usize {
+        self.at
+    }
+
     /// Runs `process` on every batch with its records, chunk after chunk; stops at the first
     /// error, whether the batch's framing or `process` raised it.
     pub fn walk(mut self, budget: usize, mut process: impl FnMut(&BatchInfo, Records<'_>) -> Result<()>) -> Walk {

@@ -159,7 +159,7 @@ impl<'a> Reader<'a> {
         let start = self.position();
         match self.sized(len, "string")? {
             None => Ok(None),
-            Some(bytes) => std::str::from_utf8(bytes).map(Some).map_err(|e| Error::Corrupt {
+            Some(bytes) => utf8(bytes).map(Some).map_err(|e| Error::Corrupt {
                 position: start,
                 reason: format!("invalid UTF-8 in string: {e}"),
             }),
@@ -259,6 +259,17 @@ impl<'a> Reader<'a> {
         let mut out = [0u8; 16];
         out.copy_from_slice(self.take(16, "uuid")?);
         Ok(out)
+    }
+}
+
+/// `bytes` as a string if they are UTF-8. Names in this log are nearly always ASCII, which
+/// is checked a word at a time; anything else goes through the full check.
+pub fn utf8(bytes: &[u8]) -> std::result::Result<&str, std::str::Utf8Error> {
+    if bytes.is_ascii() {
+        // SAFETY: ASCII is valid UTF-8.
+        Ok(unsafe { std::str::from_utf8_unchecked(bytes) })
+    } else {
+        std::str::from_utf8(bytes)
     }
 }
 

@@ -23,7 +23,6 @@ use crate::codec::primitives::{Reader, Writer};
 use crate::error::{Error, Result};
 
 /// Offset commit key (record types 0 and 1; brokers since 0.9 write 1).
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, get_all, module = "groupcoord._native"))]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OffsetCommitKey {
     pub group: String,
@@ -33,7 +32,6 @@ pub struct OffsetCommitKey {
 }
 
 /// Group metadata key (record type 2).
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, get_all, module = "groupcoord._native"))]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct GroupMetadataKey {
     pub group: String,
@@ -48,7 +46,6 @@ pub struct OpaqueKey {
 }
 
 /// A committed offset (OffsetCommitValue, versions 0 to 4).
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, get_all, module = "groupcoord._native"))]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OffsetCommitValue {
     pub offset: i64,
@@ -60,7 +57,6 @@ pub struct OffsetCommitValue {
 }
 
 /// One member in a group's metadata.
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, module = "groupcoord._native"))]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct MemberMetadata {
     pub member_id: String,
@@ -74,7 +70,6 @@ pub struct MemberMetadata {
 }
 
 /// A classic group's metadata (GroupMetadataValue, versions 0 to 4).
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, get_all, module = "groupcoord._native"))]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct GroupMetadataValue {
     pub protocol_type: String,
