@@ -162,6 +162,52 @@ pub fn valid_prefix_length(data: &[u8]) -> usize {
         .valid_bytes
 }
 
+/// The batches of `data` as the length prefixes cut them, nothing checked; stops where a
+/// prefix is short or runs past the end.
+fn frames(data: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = data;
+    std::iter::from_fn(move || {
+        let length = i32::from_be_bytes(rest.get(LENGTH_OFFSET..LOG_OVERHEAD)?.try_into().ok()?);
+        let size = LOG_OVERHEAD + usize::try_from(length).ok().filter(|&n| n >= MIN_BATCH_LENGTH as usize)?;
+        let batch = rest.get(..size)?;
+        rest = &rest[size..];
+        Some(batch)
+    })
+}
+
+/// A benchmark ceiling: the CRC-32C of every batch (bytes 21 to its end, as a magic-2 reader
+/// checks it) and nothing else. Returns how many batches match their stored CRC.
+pub fn checksum_batches(data: &[u8]) -> usize {
+    frames(data)
+        .filter(|batch| batch.len() > ATTRIBUTES_OFFSET && crc32c::crc32c(&batch[ATTRIBUTES_OFFSET..]).to_be_bytes() == batch[CRC_OFFSET..ATTRIBUTES_OFFSET])
+        .count()
+}
+
+/// A benchmark ceiling: decompresses the records of every compressed magic-2 batch into one
+/// reused buffer, parsing nothing. Returns the number of bytes decompressed.
+pub fn decompress_batches(data: &[u8]) -> Result<usize> {
+    let mut decompressor = Decompressor::default();
+    let mut out = Vec::new();
+    let mut total = 0;
+    let mut position = 0;
+    for batch in frames(data) {
+        if batch.len() >= RECORD_BATCH_OVERHEAD && batch[MAGIC_OFFSET] == 2 {
+            let attributes = u8::try_from(i16::from_be_bytes([batch[ATTRIBUTES_OFFSET], batch[ATTRIBUTES_OFFSET + 1]]) & COMPRESSION_MASK).unwrap_or(0);
+            match Compression::from_id(attributes) {
+                Some(Compression::None) => {}
+                Some(compression) => {
+                    out.clear();
+                    decompressor.decompress_into(compression, &batch[RECORD_BATCH_OVERHEAD..], position + RECORD_BATCH_OVERHEAD, &mut out)?;
+                    total += out.len();
+                }
+                None => return Err(Error::Corrupt { position: position + ATTRIBUTES_OFFSET, reason: format!("invalid compression id {attributes}") }),
+            }
+        }
+        position += batch.len();
+    }
+    Ok(total)
+}
+
 /// How many bytes of records a [`Chunk`] gathers by default: enough to amortize a pass, small
 /// enough to stay in cache.
 pub const CHUNK_BYTES: usize = 256 << 10;
@@ -770,6 +816,28 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn ceilings_checksum_and_decompress_every_batch() {
+        let recs: Vec<(Option<&[u8]>, Option<&[u8]>)> = vec![(Some(b"key"), Some(b"some value, some value"))];
+        let record_bytes = write_batch(&BatchHeader::plain(0, 1), &recs).unwrap().len() - RECORD_BATCH_OVERHEAD;
+        for c in [Compression::None, Compression::Gzip, Compression::Snappy, Compression::Lz4, Compression::Zstd] {
+            let mut log = Vec::new();
+            for i in 0..3 {
+                log.extend(write_batch(&BatchHeader { compression: c, ..BatchHeader::plain(i, 1) }, &recs).unwrap());
+            }
+            log.extend_from_slice(&log[..20].to_vec());
+            assert_eq!(checksum_batches(&log), 3, "{c:?}: the torn tail is not a batch");
+            let expected = if c == Compression::None { 0 } else { 3 * record_bytes };
+            assert_eq!(decompress_batches(&log).unwrap(), expected, "{c:?}");
+            let mut flipped = log.clone();
+            flipped[ATTRIBUTES_OFFSET + 5] ^= 1;
+            assert_eq!(checksum_batches(&flipped), 2);
+        }
+        let mut mislabelled = write_batch(&BatchHeader { compression: Compression::Lz4, ..BatchHeader::plain(0, 1) }, &recs).unwrap();
+        mislabelled[ATTRIBUTES_OFFSET + 1] = Compression::Gzip.id();
+        assert!(decompress_batches(&mislabelled).is_err());
     }
 
     #[test]

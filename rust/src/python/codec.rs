@@ -1158,6 +1158,23 @@ fn valid_prefix_length(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<usiz
     Ok(py.detach(|| batch::valid_prefix_length(slice)))
 }
 
+/// A benchmark ceiling: CRC-32C of every batch, nothing else; how many match.
+#[pyfunction]
+fn checksum_batches(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let input = Input::from_py(data)?;
+    let slice = input.as_slice();
+    Ok(py.detach(|| batch::checksum_batches(slice)))
+}
+
+/// A benchmark ceiling: decompress every batch's records into one reused buffer, parse
+/// nothing; the number of bytes decompressed.
+#[pyfunction]
+fn decompress_batches(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let input = Input::from_py(data)?;
+    let slice = input.as_slice();
+    Ok(py.detach(|| batch::decompress_batches(slice))?)
+}
+
 /// Encode one RecordBatch v2 as a broker writes the coordinator's appends.
 #[pyfunction]
 #[pyo3(
@@ -1323,6 +1340,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_batches, m)?)?;
     m.add_function(wrap_pyfunction!(read_segment, m)?)?;
     m.add_function(wrap_pyfunction!(valid_prefix_length, m)?)?;
+    m.add_function(wrap_pyfunction!(checksum_batches, m)?)?;
+    m.add_function(wrap_pyfunction!(decompress_batches, m)?)?;
     m.add_function(wrap_pyfunction!(write_batch, m)?)?;
     m.add_function(wrap_pyfunction!(write_control_batch, m)?)?;
     m.add_function(wrap_pyfunction!(decode_key, m)?)?;
