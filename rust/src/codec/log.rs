@@ -147,7 +147,8 @@ mod tests {
     }
 
     /// The bounded stand-in for a fuzz run that CI can afford: random and mutated logs never
-    /// panic, every error names a position inside the input, and the valid prefix decodes.
+    /// panic, every error names a position inside the input, the valid prefix decodes, and
+    /// the Arrow decode stops where the record decode does, with as many rows.
     /// (`fuzz/` holds the cargo-fuzz target for long runs by hand.)
     #[test]
     fn mutated_and_random_logs_never_panic() {
@@ -180,6 +181,10 @@ mod tests {
             }
             assert!(decoded.valid_bytes <= data.len());
             assert!(decode_log(&data[..decoded.valid_bytes], 100, 0).error.is_none(), "round {round}: the valid prefix must decode cleanly");
+            let (batch, walk) = crate::codec::arrow::decode_arrow(&data, 100, 0);
+            assert_eq!(walk.valid_bytes, decoded.valid_bytes, "round {round}: Arrow and records stop at the same batch");
+            assert_eq!(walk.error.map(|e| e.to_string()), decoded.error.map(|e| e.to_string()));
+            assert_eq!(batch.expect("the valid prefix builds").num_rows(), decoded.records.len(), "round {round}");
         }
     }
 
