@@ -117,11 +117,20 @@ pub struct BatchInfo {
     pub record_count: usize,
 }
 
-/// A parsed batch with its records copied out.
+/// A parsed batch with its records copied out; its header fields read through to `info`
+/// (`batch.base_offset`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Batch {
     pub info: BatchInfo,
     pub records: Vec<Record>,
+}
+
+impl std::ops::Deref for Batch {
+    type Target = BatchInfo;
+
+    fn deref(&self) -> &BatchInfo {
+        &self.info
+    }
 }
 
 /// How a log buffer ended: all of it parsed, or a corrupt or truncated batch at a position.
