@@ -464,6 +464,15 @@ def read_segment(path: str | PathLike[str], *, stop_at_corruption: bool = False)
 def valid_prefix_length(data: _Buffer) -> int:
     """Bytes at the start of ``data`` that are whole, valid batches (where recovery truncates)."""
 
+def checksum_batches(data: _Buffer) -> int:
+    """Benchmark ceiling: the CRC-32C of every batch and nothing else (no parsing, no
+    decompression); returns how many batches match their stored CRC."""
+
+def decompress_batches(data: _Buffer) -> int:
+    """Benchmark ceiling: decompress every compressed batch's records into one reused buffer,
+    parsing nothing; returns the number of bytes decompressed (0 for uncompressed logs).
+    Raises :class:`CorruptRecordError` if a batch does not decompress."""
+
 def write_batch(
     records: Sequence[tuple[bytes | None, bytes | None]],
     *,
