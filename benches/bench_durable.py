@@ -19,15 +19,12 @@ coordinator. Smoke: 4 MiB. ``benches/report_durable.py`` prints the table.
 from __future__ import annotations
 
 import asyncio
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bench_storage import FLUSH, build_partition
+from bench_storage import FLUSH, build_partition, data_dir  # noqa: F401 - a fixture
 from conftest import scaled
 
 from groupcoord.config import Config
@@ -40,13 +37,6 @@ COMMITS = {"concurrent": scaled(20_000, 400), "sequential": scaled(1_000, 20)}
 PER_TURN = 100
 LOAD_BYTES = scaled(1 << 30, 4 << 20)
 LOAD_SEGMENTS = 10
-
-
-@pytest.fixture
-def data_dir() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="groupcoord-bench-", dir=Path.cwd()))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 async def commit_all(data_dir: Path, flush: str, mode: str, count: int) -> int:

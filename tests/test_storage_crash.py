@@ -16,16 +16,13 @@ from __future__ import annotations
 import asyncio
 import os
 import random
-import signal
-import subprocess
-import sys
-import threading
 import time
 from pathlib import Path
 
 from groupcoord import codec
 from groupcoord.storage import LogManager
 from groupcoord.storage.checkpoint import CLEANER_OFFSET_FILE, OffsetCheckpoint
+from crash_support import Child
 from offsets_workload import Written, records_count, replay, workload, written_records
 from storage_crash_child import CONFIG
 
@@ -36,47 +33,12 @@ ITERATIONS = int(os.environ.get("GROUPCOORD_CRASH_ITERATIONS", "16"))
 KILL_POINTS = ("pwrite", "replace", "unlink", "fsync", "write")
 
 
-class Child:
-    """One run of the child, its output collected by a thread."""
+def child(data_dir: Path, kill_point: tuple[str, int] | None) -> Child:
+    return Child(CHILD, [str(data_dir), str(SEED), str(COUNT)], kill_point)
 
-    def __init__(self, data_dir: Path, kill_point: tuple[str, int] | None) -> None:
-        args = [sys.executable, str(CHILD), str(data_dir), str(SEED), str(COUNT)]
-        if kill_point is not None:
-            args += [kill_point[0], str(kill_point[1])]
-        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.lines: list[str] = []
-        self.started = threading.Event()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
 
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.lines.append(line.strip())
-            if line.startswith("START"):
-                self.started.set()
-
-    def kill_after(self, seconds: float, limit: float) -> str:
-        """SIGKILL ``seconds`` after the child started appending (or when it dies by itself,
-        within ``limit``); returns its stderr."""
-        assert self.started.wait(30) or self.process.poll() is not None, "child did not start"
-        try:
-            self.process.wait(timeout=min(seconds, limit))
-        except subprocess.TimeoutExpired:
-            self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=30)
-        self._reader.join(timeout=30)
-        assert self.process.stderr is not None
-        stderr = self.process.stderr.read()
-        self.process.stderr.close()
-        assert self.process.stdout is not None
-        self.process.stdout.close()
-        assert self.process.returncode == -signal.SIGKILL, f"child exited {self.process.returncode}: {stderr}"
-        return stderr
-
-    def acknowledged(self) -> dict[int, int]:
-        assert not [line for line in self.lines if line.startswith("ERROR")], self.lines[-5:]
-        return {int(n): int(o) for kind, n, o in (line.split() for line in self.lines if line.startswith("ACK"))}
+def acknowledged(process: Child) -> dict[int, int]:
+    return {int(n): int(o) for n, o in process.acknowledged_lines()}
 
 
 def recover(data_dir: Path) -> tuple[list[codec.OffsetsRecord], int]:
@@ -125,10 +87,10 @@ def test_sigkill_at_random_moments_and_at_every_kind_of_file_operation(tmp_path:
     directories = [data_dir]
     for kill_point in plan:
         assert time.monotonic() < deadline, "crash loop out of time"
-        child = Child(directories[-1], kill_point)
-        stderr = child.kill_after(rng.uniform(0.05, 0.8) if kill_point is None else 4.0, 8.0)
+        process = child(directories[-1], kill_point)
+        stderr = process.kill_after(rng.uniform(0.05, 0.8) if kill_point is None else 4.0, 8.0)
         triggered += "KILLPOINT" in stderr
-        acked = child.acknowledged()
+        acked = acknowledged(process)
         total_acked += len(acked)
         records, end = recover(directories[-1])
         check(records, end, acked, first_offsets, written, counts)

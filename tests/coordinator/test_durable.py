@@ -22,10 +22,8 @@ import json
 import os
 import random
 import shutil
-import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +42,7 @@ from groupcoord.storage.cleaner import LogCleaner
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS))
 
+from crash_support import Child  # noqa: E402
 from offsets_workload import replay  # noqa: E402
 from test_storage_log import broker_directory  # noqa: E402
 
@@ -235,50 +234,6 @@ COUNT = 200_000
 KILL_POINTS = ("pwrite", "replace", "unlink", "fsync")
 
 
-class Child:
-    def __init__(self, data_dir: Path, run: int, kill_point: tuple[str, int] | None) -> None:
-        args = [sys.executable, str(CHILD), str(data_dir), str(run), str(COUNT)]
-        if kill_point is not None:
-            args += [kill_point[0], str(kill_point[1])]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
-        self.process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        self.lines: list[str] = []
-        self.started = threading.Event()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.lines.append(line.strip())
-            if line.startswith("START"):
-                self.started.set()
-
-    def kill_after(self, seconds: float) -> None:
-        assert self.started.wait(60) or self.process.poll() is not None, "child did not start"
-        try:
-            self.process.wait(timeout=seconds)
-        except subprocess.TimeoutExpired:
-            self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=30)
-        self._reader.join(timeout=30)
-        assert self.process.stderr is not None and self.process.stdout is not None
-        stderr = self.process.stderr.read()
-        self.process.stderr.close()
-        self.process.stdout.close()
-        assert self.process.returncode == -signal.SIGKILL, f"child exited {self.process.returncode}: {stderr}"
-
-    def acknowledged(self) -> dict[tuple[str, str, int], int]:
-        assert not [line for line in self.lines if line.startswith("ERROR")], self.lines[-5:]
-        last: dict[tuple[str, str, int], int] = {}
-        for line in self.lines:
-            if line.startswith("ACK"):
-                _, group, topic, partition, offset = line.split()
-                key = (group, topic, int(partition))
-                last[key] = max(last.get(key, -1), int(offset))
-        return last
-
-
 def test_every_acknowledged_commit_survives_sigkill(tmp_path: Path) -> None:
     from coordinator_crash_child import CONFIG as CHILD_CONFIG
 
@@ -286,10 +241,11 @@ def test_every_acknowledged_commit_survives_sigkill(tmp_path: Path) -> None:
     acknowledged: dict[tuple[str, str, int], int] = {}
     for run in range(ITERATIONS):
         kill_point = None if run % 2 == 0 else (KILL_POINTS[run // 2 % len(KILL_POINTS)], rng.randint(5, 60))
-        child = Child(tmp_path, run, kill_point)
-        child.kill_after(rng.uniform(0.3, 2.0))
-        for key, offset in child.acknowledged().items():
-            acknowledged[key] = max(acknowledged.get(key, -1), offset)
+        child = Child(CHILD, [str(tmp_path), str(run), str(COUNT)], kill_point)
+        child.kill_after(rng.uniform(0.3, 2.0), 10.0)
+        for group, topic, partition, offset in child.acknowledged_lines():
+            key = (group, topic, int(partition))
+            acknowledged[key] = max(acknowledged.get(key, -1), int(offset))
 
         loaded = inspect.load(tmp_path, CHILD_CONFIG)
         offsets = {
