@@ -33,15 +33,17 @@ def _config(**overrides: Any) -> Config:
 
 
 class GatedLog(InMemoryLog):
-    """Reads block until ``gate`` is set: a load that takes as long as the test wants."""
+    """Reads after the first chunk block until ``gate`` is set: a load that takes as long as
+    the test wants, with part of the partition replayed meanwhile."""
 
     def __init__(self) -> None:
         super().__init__(complete_on_loop=True)
         self.gate = threading.Event()
 
     def read(self, partition: int) -> Iterator[Sequence[codec.OffsetsRecord]]:
-        for chunk in super().read(partition):
-            assert self.gate.wait(10), "the test never opened the gate"
+        for i, chunk in enumerate(super().read(partition)):
+            if i > 0:
+                assert self.gate.wait(10), "the test never opened the gate"
             yield chunk
 
 
@@ -64,6 +66,7 @@ def test_partitions_load_in_the_background() -> None:
         log = GatedLog()
         runtime = CoordinatorRuntime(_config(), log)
         partition = runtime.coordinator.partition_for(GROUP)
+        _seed(log, partition, 41)
         _seed(log, partition, 42)
         await runtime.start(range(4))
         c = runtime.coordinator
@@ -75,11 +78,15 @@ def test_partitions_load_in_the_background() -> None:
                              "consumer", [("range", SUBSCRIPTION)])
         assert result.error == Errors.COORDINATOR_LOAD_IN_PROGRESS
         assert await _call(runtime, c.handle_heartbeat, GROUP, "m", None, 1) == Errors.NONE  # answered blindly
+        # ListGroups says a load is under way and lists none of its groups yet, though the
+        # first batch is replayed.
+        assert c.manager.get_group(GROUP) is not None
+        assert c.handle_list_groups() == (Errors.COORDINATOR_LOAD_IN_PROGRESS, [])
         log.gate.set()
         await asyncio.wait_for(runtime.wait_loaded(), 5)
         assert runtime.owned_partitions() == {0, 1, 2, 3}
         assert c.handle_fetch_offsets(GROUP, False, [TP])[1][TP].offset == 42
-        assert runtime.loaded_records == 1
+        assert runtime.loaded_records == 2
         await runtime.close()
         assert log.open == set()
 

@@ -966,7 +966,8 @@ class GroupCoordinator:
         return error, [
             GroupOverview(g.group_id, g.protocol_type or "", g.state.value)
             for g in self.manager.current_groups()
-            if not wanted_states or g.state.value.lower() in wanted_states
+            if (not wanted_states or g.state.value.lower() in wanted_states)
+            and self.manager.is_group_local(g.group_id)  # not the half-replayed groups of a load
         ]
 
     def handle_describe_group(self, group_id: str) -> tuple[Errors, GroupSummary]:
