@@ -188,6 +188,9 @@ class KafkaConnection(asyncio.Protocol):
             return
         in_flight = _InFlight(handler.api.name, version, header.correlation_id, started)
         self._in_flight = in_flight
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("%s v%d #%d from %s: %r", handler.api.name, version, header.correlation_id,
+                      self.client_host, request)
 
         def respond(response: Response | None) -> None:
             self._respond(in_flight, response)
@@ -227,6 +230,9 @@ class KafkaConnection(asyncio.Protocol):
             return
         self._transport.write(data)
         self._last_active = time.monotonic()
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("%s v%d #%d answered: %r", in_flight.api_name, in_flight.api_version,
+                      in_flight.correlation_id, response)
         self._resume_soon()
 
     def _resume_soon(self) -> None:
