@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from groupcoord.config import Config, read_properties
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -28,6 +30,19 @@ def build_parser() -> argparse.ArgumentParser:
     dump.add_argument("--stop-at-corruption", action="store_true",
                       help="report a corrupt tail on stderr but exit 0, as log recovery would")
 
+    from groupcoord import inspect
+
+    inspect_parser = commands.add_parser(
+        "inspect",
+        help="print the groups and offsets that loading a __consumer_offsets log directory yields",
+        description=inspect.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    inspect_parser.add_argument("data_dir", metavar="DATA_DIR",
+                                help="a directory of __consumer_offsets-N partition directories")
+    inspect_parser.add_argument("--json", action="store_true", help="print one JSON document")
+    add_config_arguments(inspect_parser)
+
     serve = commands.add_parser(
         "serve",
         help="serve Kafka clients: groups, offsets and group administration",
@@ -43,33 +58,39 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--node-id", type=int, help="node id (node.id, default 0)")
     serve.add_argument("--metrics-port", type=int,
                        help="serve /metrics and /admin/owned-partitions over HTTP on this port")
-    serve.add_argument("--config", type=Path, metavar="server.properties",
-                       help="Kafka-named settings from a properties file")
-    serve.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                       help="a Kafka-named setting, e.g. group.initial.rebalance.delay.ms=0; "
-                            "repeatable, applied after --config")
+    add_config_arguments(serve)
     serve.add_argument("--log-level", default="INFO", help="INFO (default), DEBUG, WARNING...")
     serve.add_argument("--log-format", choices=("text", "json"), default="text",
                        help="text lines (default) or one JSON object per line")
     return parser
 
 
+def add_config_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--config server.properties`` and ``--set name=value``, Kafka's setting names."""
+    parser.add_argument("--config", metavar="FILE", help="a Kafka server.properties file")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="override one setting (repeatable), e.g. offsets.topic.num.partitions=50")
+
+
+def config_from_arguments(args: argparse.Namespace) -> Config:
+    properties: dict[str, str] = read_properties(args.config) if args.config else {}
+    for assignment in args.set:
+        name, sep, value = assignment.partition("=")
+        if not sep:
+            raise ValueError(f"--set takes NAME=VALUE, not {assignment!r}")
+        properties[name.strip()] = value.strip()
+    return Config.from_properties(properties)
+
+
 def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
-    from groupcoord.config import Config, read_properties
     from groupcoord.server import logs
     from groupcoord.server.app import ServerOptions, run
     from groupcoord.server.topics import parse_topic_spec
 
     try:
-        properties: dict[str, str] = read_properties(args.config) if args.config else {}
-        for setting in args.set:
-            name, sep, value = setting.partition("=")
-            if not sep or not name.strip():
-                raise ValueError(f"--set takes NAME=VALUE, not {setting!r}")
-            properties[name.strip()] = value.strip()
+        config = config_from_arguments(args)
         if args.node_id is not None:
-            properties["node.id"] = str(args.node_id)
-        config = Config.from_properties(properties)
+            config = config.with_overrides({"node.id": args.node_id})
         topics = [parse_topic_spec(spec) for spec in args.topic]
     except (OSError, ValueError) as error:
         parser.error(str(error))
@@ -96,6 +117,14 @@ def main(argv: list[str] | None = None) -> int:
                              stop_at_corruption=args.stop_at_corruption)
     if args.command == "serve":
         return _serve(parser, args)
+    if args.command == "inspect":
+        from groupcoord import inspect
+
+        try:
+            config = config_from_arguments(args)
+        except ValueError as e:
+            parser.error(str(e))
+        return inspect.main(args.data_dir, config, as_json=args.json)
     parser.error(f"unknown command {args.command!r}")
     return 2
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from groupcoord.config import Config
 from groupcoord.coordinator.clock import SystemTime, Time
-from groupcoord.coordinator.runtime import CoordinatorRuntime, PartitionLogs
+from groupcoord.coordinator.runtime import CoordinatorRuntime
 from groupcoord.server import handlers  # noqa: F401  (importing them registers the handlers)
 from groupcoord.server.broker import Broker, Node
 from groupcoord.server.connection import KafkaConnection
@@ -28,6 +28,7 @@ from groupcoord.server.delayed_fetch import DelayedFetches
 from groupcoord.server.endpoint import HttpEndpoint
 from groupcoord.server.metrics import Metrics
 from groupcoord.server.topics import TopicRegistry
+from groupcoord.storage import LogManager
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +54,7 @@ class Server:
         self.port = options.port
         self.metrics_port: int | None = None
         self.broker: Broker | None = None
-        self._log: PartitionLogs | None = None
+        self._log: LogManager | None = None
         self._listener: asyncio.Server | None = None
         self._endpoint: HttpEndpoint | None = None
         self._fetches: DelayedFetches | None = None
@@ -65,7 +66,8 @@ class Server:
         topics = TopicRegistry(options.data_dir)
         for name, partitions in options.topics:
             topics.declare(name, partitions)
-        self._log = await _open_log(options.data_dir, config)
+        self._log = LogManager(options.data_dir, config)
+        await self._log.start()
         self._runtime = CoordinatorRuntime(config, self._log, time=self.time)
         self._fetches = DelayedFetches(self.time)
         self._fetches.start(loop)
@@ -106,21 +108,12 @@ class Server:
         if self._runtime is not None:
             await self._runtime.close()
         if self._log is not None:
-            await _close_log(self._log)
+            await self._log.close()
         if self._listener is not None:
             await self._listener.wait_closed()
         log.info("Stopped")
 
 
-async def _open_log(data_dir: Path, config: Config) -> PartitionLogs:
-    from groupcoord.log.memory import InMemoryLog
-
-    log.warning("The durable log is not available yet: offsets are kept in memory only")
-    return InMemoryLog(complete_on_loop=True)
-
-
-async def _close_log(log_store: PartitionLogs) -> None:
-    return None
 
 
 def _reachable(host: str) -> str:

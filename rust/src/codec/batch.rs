@@ -320,30 +320,80 @@ pub fn write_batch(header: &BatchHeader, records: &[(Option<&[u8]>, Option<&[u8]
     if records.is_empty() {
         return Err(Error::InvalidArgument("a batch needs at least one record".into()));
     }
-    let count = i32::try_from(records.len()).map_err(|_| Error::InvalidArgument("too many records for one batch".into()))?;
+    let count = i64::try_from(records.len()).map_err(|_| Error::InvalidArgument("too many records for one batch".into()))?;
+    let records: Vec<RecordToWrite<'_>> = records
+        .iter()
+        .zip(header.base_offset..)
+        .map(|(&(key, value), offset)| RecordToWrite { offset, timestamp: header.timestamp, key, value, headers: &[] })
+        .collect();
+    write_records(header, header.base_offset + count - 1, None, &records)
+}
+
+/// A record to write at its own offset and timestamp, for [`write_records`].
+#[derive(Clone, Copy, Debug)]
+pub struct RecordToWrite<'a> {
+    pub offset: i64,
+    pub timestamp: i64,
+    pub key: Option<&'a [u8]>,
+    pub value: Option<&'a [u8]>,
+    pub headers: &'a [(String, Option<Vec<u8>>)],
+}
+
+/// Encodes one magic-2 batch whose records keep their own offsets and timestamps: several
+/// appends merged into one batch, or what the log cleaner retains of a batch (Kafka's
+/// `buildRetainedRecordsInto`).
+///
+/// The batch spans `header.base_offset..=last_offset` whatever records remain, so a cleaned
+/// batch keeps its offsets. Offsets must increase within that span. The base timestamp is the
+/// first record's, or `delete_horizon_ms` when given (attribute bit 6; record timestamps are
+/// then written relative to it). With no records the batch is empty, as the cleaner leaves a
+/// batch whose records all went, with both timestamps `header.timestamp`.
+pub fn write_records(header: &BatchHeader, last_offset: i64, delete_horizon_ms: Option<i64>, records: &[RecordToWrite<'_>]) -> Result<Vec<u8>> {
+    let invalid = |what: String| Error::InvalidArgument(what);
+    let last_offset_delta = last_offset
+        .checked_sub(header.base_offset)
+        .and_then(|d| i32::try_from(d).ok())
+        .filter(|d| *d >= 0)
+        .ok_or_else(|| invalid(format!("last offset {last_offset} is not within 2^31 after base offset {}", header.base_offset)))?;
+    let count = i32::try_from(records.len()).map_err(|_| invalid("too many records for one batch".into()))?;
+    let base_timestamp = delete_horizon_ms.or(records.first().map(|r| r.timestamp)).unwrap_or(header.timestamp);
+    let max_timestamp = records.iter().map(|r| r.timestamp).max().unwrap_or(header.timestamp);
     let mut body = Vec::new();
     let mut record = Vec::new();
-    for (delta, (key, value)) in records.iter().enumerate() {
+    let mut previous = None;
+    for r in records {
+        if r.offset > last_offset || previous.is_some_and(|p| r.offset <= p) || r.offset < header.base_offset {
+            return Err(invalid(format!("record offset {} is out of order or outside {}..={last_offset}", r.offset, header.base_offset)));
+        }
+        previous = Some(r.offset);
         record.clear();
         record.put_i8(0);
-        record.put_varlong(0);
-        record.put_varint(delta as i32);
-        put_varint_bytes(&mut record, *key)?;
-        put_varint_bytes(&mut record, *value)?;
-        record.put_varint(0);
-        body.put_varint(i32::try_from(record.len()).map_err(|_| Error::InvalidArgument("record too large".into()))?);
+        record.put_varlong(r.timestamp.wrapping_sub(base_timestamp));
+        record.put_varint((r.offset - header.base_offset) as i32);
+        put_varint_bytes(&mut record, r.key)?;
+        put_varint_bytes(&mut record, r.value)?;
+        record.put_varint(i32::try_from(r.headers.len()).map_err(|_| invalid("too many headers".into()))?);
+        for (name, value) in r.headers {
+            put_varint_bytes(&mut record, Some(name.as_bytes()))?;
+            put_varint_bytes(&mut record, value.as_deref())?;
+        }
+        body.put_varint(i32::try_from(record.len()).map_err(|_| invalid("record too large".into()))?);
         body.extend_from_slice(&record);
     }
-    let body = header.compression.compress(&body);
-    let mut attributes = i16::from(header.compression.id());
+    let compression = if records.is_empty() { Compression::None } else { header.compression };
+    let body = compression.compress(&body);
+    let mut attributes = i16::from(compression.id());
     if header.is_transactional {
         attributes |= TRANSACTIONAL_BIT;
     }
     if header.is_control {
         attributes |= CONTROL_BIT;
     }
+    if delete_horizon_ms.is_some() {
+        attributes |= DELETE_HORIZON_BIT;
+    }
     let length = i32::try_from(RECORD_BATCH_OVERHEAD - LOG_OVERHEAD + body.len())
-        .map_err(|_| Error::InvalidArgument("batch larger than 2 GiB".into()))?;
+        .map_err(|_| invalid("batch larger than 2 GiB".into()))?;
     let mut out = Vec::with_capacity(RECORD_BATCH_OVERHEAD + body.len());
     out.put_i64(header.base_offset);
     out.put_i32(length);
@@ -351,9 +401,9 @@ pub fn write_batch(header: &BatchHeader, records: &[(Option<&[u8]>, Option<&[u8]
     out.put_i8(2);
     out.put_u32(0);
     out.put_i16(attributes);
-    out.put_i32(count - 1);
-    out.put_i64(header.timestamp);
-    out.put_i64(header.timestamp);
+    out.put_i32(last_offset_delta);
+    out.put_i64(base_timestamp);
+    out.put_i64(max_timestamp);
     out.put_i64(header.producer_id);
     out.put_i16(header.producer_epoch);
     out.put_i32(header.base_sequence);
@@ -439,6 +489,34 @@ mod tests {
             assert_eq!((b.producer_id, b.producer_epoch, b.base_sequence, b.partition_leader_epoch), (-1, -1, 0, 0));
             assert_eq!(b.records[1], Record { offset: 101, timestamp: 1_700_000_000_000, key: Some(b"k2".to_vec()), value: None, headers: vec![] });
         }
+    }
+
+    #[test]
+    fn written_records_keep_their_offsets_timestamps_and_delete_horizon() {
+        let header = BatchHeader { producer_id: 9, producer_epoch: 1, is_transactional: true, ..BatchHeader::plain(100, 0) };
+        let hdrs = vec![("h".to_owned(), Some(b"v".to_vec()))];
+        let records = [
+            RecordToWrite { offset: 101, timestamp: 5_000, key: Some(b"a"), value: None, headers: &[] },
+            RecordToWrite { offset: 104, timestamp: 4_000, key: Some(b"b"), value: Some(b"2"), headers: &hdrs },
+        ];
+        for horizon in [None, Some(90_000)] {
+            let bytes = write_records(&header, 107, horizon, &records).unwrap();
+            let parsed = read_batches(&bytes, 0);
+            assert!(parsed.error.is_none(), "{:?}", parsed.error);
+            let b = &parsed.batches[0];
+            assert_eq!((b.base_offset, b.last_offset, b.has_delete_horizon), (100, 107, horizon.is_some()));
+            assert_eq!((b.base_timestamp, b.max_timestamp), (horizon.unwrap_or(5_000), 5_000));
+            assert_eq!((b.producer_id, b.is_transactional), (9, true));
+            let got: Vec<_> = b.records.iter().map(|r| (r.offset, r.timestamp, r.key.clone(), r.value.clone())).collect();
+            assert_eq!(got, vec![(101, 5_000, Some(b"a".to_vec()), None), (104, 4_000, Some(b"b".to_vec()), Some(b"2".to_vec()))]);
+            assert_eq!(b.records[1].headers, hdrs);
+        }
+        let empty = write_records(&BatchHeader::plain(7, 123), 9, None, &[]).unwrap();
+        let b = &read_batches(&empty, 0).batches[0];
+        assert_eq!((b.base_offset, b.last_offset, b.records.len(), b.max_timestamp), (7, 9, 0, 123));
+        let out_of_order = [records[1], records[0]];
+        assert!(write_records(&header, 107, None, &out_of_order).is_err());
+        assert!(write_records(&header, 103, None, &records).is_err());
     }
 
     #[test]

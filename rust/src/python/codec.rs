@@ -10,7 +10,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
-use crate::codec::batch::{self, Batch, BatchHeader, ControlMarker};
+use crate::codec::batch::{self, Batch, BatchHeader, ControlMarker, RecordToWrite};
 use crate::codec::compression::Compression;
 use crate::codec::log::{decode_log, DecodedLog, OffsetsRecord as CoreOffsetsRecord};
 use crate::codec::consumer_group::{self, Datum};
@@ -755,6 +755,10 @@ fn valid_prefix_length(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<usiz
     Ok(py.detach(|| batch::read_batches(slice, 0).valid_bytes))
 }
 
+fn compression_named(name: &str) -> PyResult<Compression> {
+    Compression::from_name(name).ok_or_else(|| PyValueError::new_err(format!("unknown compression {name:?} (none, gzip, snappy, lz4, zstd)")))
+}
+
 /// Encode one RecordBatch v2 as a broker writes the coordinator's appends.
 #[pyfunction]
 #[pyo3(
@@ -774,11 +778,63 @@ fn write_batch<'py>(
     is_transactional: bool,
     partition_leader_epoch: i32,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let compression = Compression::from_name(compression)
-        .ok_or_else(|| PyValueError::new_err(format!("unknown compression {compression:?} (none, gzip, snappy, lz4, zstd)")))?;
+    let compression = compression_named(compression)?;
     let header = BatchHeader { base_offset, timestamp, compression, producer_id, producer_epoch, base_sequence, is_transactional, is_control: false, partition_leader_epoch };
     let refs: Vec<(Option<&[u8]>, Option<&[u8]>)> = records.iter().map(|(k, v)| (k.as_deref(), v.as_deref())).collect();
     Ok(bytes(py, &batch::write_batch(&header, &refs)?))
+}
+
+/// A record for `write_records`: (offset, timestamp, key, value[, headers]), owned.
+type RecordTuple = (i64, i64, Option<Vec<u8>>, Option<Vec<u8>>, Vec<(String, Option<Vec<u8>>)>);
+
+fn record_tuple(item: &Bound<'_, PyAny>) -> PyResult<RecordTuple> {
+    let tuple = item.cast::<PyTuple>().map_err(|_| PyTypeError::new_err("a record is a tuple (offset, timestamp, key, value[, headers])"))?;
+    match tuple.len() {
+        4 => {
+            let (offset, timestamp, key, value) = tuple.extract()?;
+            Ok((offset, timestamp, key, value, Vec::new()))
+        }
+        5 => tuple.extract(),
+        n => Err(PyValueError::new_err(format!("a record is a tuple (offset, timestamp, key, value[, headers]), not {n} items"))),
+    }
+}
+
+/// Encode one RecordBatch v2 whose records keep their own offsets and timestamps.
+#[pyfunction]
+#[pyo3(
+    signature = (records, *, base_offset, last_offset = None, timestamp = -1, delete_horizon_ms = None, compression = "none", producer_id = -1, producer_epoch = -1, base_sequence = 0, is_transactional = false, is_control = false, partition_leader_epoch = 0),
+    text_signature = "(records, *, base_offset, last_offset=None, timestamp=-1, delete_horizon_ms=None, compression='none', producer_id=-1, producer_epoch=-1, base_sequence=0, is_transactional=False, is_control=False, partition_leader_epoch=0)"
+)]
+#[allow(clippy::too_many_arguments)]
+fn write_records<'py>(
+    py: Python<'py>,
+    records: &Bound<'py, PyAny>,
+    base_offset: i64,
+    last_offset: Option<i64>,
+    timestamp: i64,
+    delete_horizon_ms: Option<i64>,
+    compression: &str,
+    producer_id: i64,
+    producer_epoch: i16,
+    base_sequence: i32,
+    is_transactional: bool,
+    is_control: bool,
+    partition_leader_epoch: i32,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let compression = compression_named(compression)?;
+    let owned = records.try_iter()?.map(|item| record_tuple(&item?)).collect::<PyResult<Vec<RecordTuple>>>()?;
+    let last_offset = last_offset
+        .or(owned.last().map(|r| r.0))
+        .ok_or_else(|| PyValueError::new_err("an empty batch needs last_offset"))?;
+    let header = BatchHeader { base_offset, timestamp, compression, producer_id, producer_epoch, base_sequence, is_transactional, is_control, partition_leader_epoch };
+    let encoded = py.detach(|| {
+        let refs: Vec<RecordToWrite<'_>> = owned
+            .iter()
+            .map(|(offset, timestamp, key, value, headers)| RecordToWrite { offset: *offset, timestamp: *timestamp, key: key.as_deref(), value: value.as_deref(), headers })
+            .collect();
+        batch::write_records(&header, last_offset, delete_horizon_ms, &refs)
+    })?;
+    Ok(bytes(py, &encoded))
 }
 
 /// Encode a control batch holding one transaction marker (COMMIT or ABORT).
@@ -938,6 +994,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_segment, m)?)?;
     m.add_function(wrap_pyfunction!(valid_prefix_length, m)?)?;
     m.add_function(wrap_pyfunction!(write_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(write_records, m)?)?;
     m.add_function(wrap_pyfunction!(write_control_batch, m)?)?;
     m.add_function(wrap_pyfunction!(decode_key, m)?)?;
     m.add_function(wrap_pyfunction!(decode_value, m)?)?;
