@@ -55,11 +55,13 @@ class ServerProcess:
         settings: Mapping[str, str] | None = None,
         *,
         log_path: Path | None = None,
+        log_level: str | None = None,
     ) -> None:
         self.data_dir = data_dir
         self.topics = list(topics)
         self.settings = {**TEST_SETTINGS, **(settings or {})}
         self.log_path = log_path or data_dir.parent / f"{data_dir.name}-server.log"
+        self.log_level = log_level or os.environ.get("GROUPCOORD_TEST_SERVER_LOG_LEVEL")
         self.process: subprocess.Popen[bytes] | None = None
         self.port = 0
         self.metrics_port = 0
@@ -77,8 +79,8 @@ class ServerProcess:
         ]
         for topic in self.topics:
             command += ["--topic", topic]
-        if os.environ.get("GROUPCOORD_TEST_SERVER_LOG_LEVEL"):
-            command += ["--log-level", os.environ["GROUPCOORD_TEST_SERVER_LOG_LEVEL"]]
+        if self.log_level:
+            command += ["--log-level", self.log_level]
         for name, value in self.settings.items():
             command += ["--set", f"{name}={value}"]
         self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
