@@ -86,7 +86,11 @@ class ServerProcess:
         self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-        match = wait_for(self._serving, timeout, f"the server to serve (log: {self.log_path})")
+        try:
+            match = wait_for(self._serving, timeout, f"the server to serve (log: {self.log_path})")
+        except BaseException:
+            self.kill()
+            raise
         self.port = int(match.group(1))
         self.metrics_port = int(match.group(2))
         return self

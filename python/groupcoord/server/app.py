@@ -139,7 +139,11 @@ async def _serve(options: ServerOptions) -> int:
         loop.add_signal_handler(signum, stop.set)
     server = Server(options)
     try:
-        await server.start()
+        try:
+            await server.start()
+        except (OSError, ValueError) as error:
+            log.error("Cannot serve: %s", error)
+            return 1
         await stop.wait()
         log.info("Shutting down")
     finally:
