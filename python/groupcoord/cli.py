@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from groupcoord.config import Config, read_properties
 
@@ -28,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="print raw batches (header fields, base64 keys and values)")
     dump.add_argument("--stop-at-corruption", action="store_true",
                       help="report a corrupt tail on stderr but exit 0, as log recovery would")
+
     from groupcoord import inspect
 
     inspect_parser = commands.add_parser(
@@ -40,6 +42,26 @@ def build_parser() -> argparse.ArgumentParser:
                                 help="a directory of __consumer_offsets-N partition directories")
     inspect_parser.add_argument("--json", action="store_true", help="print one JSON document")
     add_config_arguments(inspect_parser)
+
+    serve = commands.add_parser(
+        "serve",
+        help="serve Kafka clients: groups, offsets and group administration",
+        description="Serve the Kafka wire protocol: consumer groups form, rebalance, commit "
+                    "and fetch offsets, and are listed, described and deleted, on this node.",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (127.0.0.1)")
+    serve.add_argument("--port", type=int, default=9092, help="port to listen on (9092)")
+    serve.add_argument("--data-dir", default="groupcoord-data", type=Path,
+                       help="the __consumer_offsets log and the topics (./groupcoord-data)")
+    serve.add_argument("--topic", action="append", default=[], metavar="NAME:PARTITIONS",
+                       help="a topic to create (or grow); repeatable")
+    serve.add_argument("--node-id", type=int, help="node id (node.id, default 0)")
+    serve.add_argument("--metrics-port", type=int,
+                       help="serve /metrics and /admin/owned-partitions over HTTP on this port")
+    add_config_arguments(serve)
+    serve.add_argument("--log-level", default="INFO", help="INFO (default), DEBUG, WARNING...")
+    serve.add_argument("--log-format", choices=("text", "json"), default="text",
+                       help="text lines (default) or one JSON object per line")
     return parser
 
 
@@ -60,6 +82,26 @@ def config_from_arguments(args: argparse.Namespace) -> Config:
     return Config.from_properties(properties)
 
 
+def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from groupcoord.server import logs
+    from groupcoord.server.app import ServerOptions, run
+    from groupcoord.server.topics import parse_topic_spec
+
+    try:
+        config = config_from_arguments(args)
+        if args.node_id is not None:
+            config = config.with_overrides({"node.id": args.node_id})
+        topics = [parse_topic_spec(spec) for spec in args.topic]
+    except (OSError, ValueError) as error:
+        parser.error(str(error))
+    for name in config.extra:
+        print(f"groupcoord serve: ignoring unknown setting {name}", file=sys.stderr)
+    logs.configure(args.log_level, args.log_format)
+    options = ServerOptions(host=args.host, port=args.port, data_dir=args.data_dir,
+                            topics=topics, metrics_port=args.metrics_port, config=config)
+    return run(options)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -73,6 +115,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return dump_log.main(args.files, decode=not args.no_decode,
                              stop_at_corruption=args.stop_at_corruption)
+    if args.command == "serve":
+        return _serve(parser, args)
     if args.command == "inspect":
         from groupcoord import inspect
 

@@ -74,6 +74,17 @@ CONFIG_DEFS: tuple[ConfigDef, ...] = (
     ConfigDef("auto.create.topics.enable", bool, True,
               "Create unknown topics named in metadata requests.", None),
     ConfigDef("num.partitions", int, 1, "Partitions of an auto-created topic.", 1),
+    ConfigDef("node.id", int, 0, "This node's id in Metadata and FindCoordinator answers.", 0),
+    ConfigDef("advertised.listeners", str, "",
+              "PLAINTEXT://host:port clients are told to connect to; empty: the bound address.",
+              None),
+    ConfigDef("socket.request.max.bytes", int, 104_857_600,
+              "The largest request frame accepted; a larger one closes the connection.", 1),
+    ConfigDef("connections.max.idle.ms", int, 600_000,
+              "Connections with no complete request for this long are closed.", 1),
+    ConfigDef("groupcoord.owned.partitions", str, "all",
+              "__consumer_offsets partitions this node owns at start: all, or a list like "
+              "0,3,10-19 (changed at run time with PUT /admin/owned-partitions).", None),
 )
 
 _DEFS_BY_NAME = {d.name: d for d in CONFIG_DEFS}
@@ -134,6 +145,11 @@ class Config:
     log_index_interval_bytes: int = 4096
     auto_create_topics_enable: bool = True
     num_partitions: int = 1
+    node_id: int = 0
+    advertised_listeners: str = ""
+    socket_request_max_bytes: int = 104_857_600
+    connections_max_idle_ms: int = 600_000
+    groupcoord_owned_partitions: str = "all"
     extra: Mapping[str, str] = field(default_factory=dict)
 
     @property
@@ -166,6 +182,43 @@ class Config:
             raise ValueError(
                 "group.min.session.timeout.ms must not exceed group.max.session.timeout.ms"
             )
+        self.owned_partitions()
+        self.advertised_address()
+
+    def owned_partitions(self) -> list[int]:
+        """``groupcoord.owned.partitions`` as partition numbers: ``all`` or ``0,3,10-19``."""
+        spec = self.groupcoord_owned_partitions.strip()
+        limit = self.offsets_topic_num_partitions
+        if spec == "all":
+            return list(range(limit))
+        partitions: set[int] = set()
+        try:
+            for part in filter(None, (p.strip() for p in spec.split(","))):
+                low, _, high = part.partition("-")
+                partitions.update(range(int(low), int(high or low) + 1))
+        except ValueError:
+            raise ValueError(
+                f"groupcoord.owned.partitions must be all or a list like 0,3,10-19, not {spec!r}"
+            ) from None
+        outside = sorted(p for p in partitions if not 0 <= p < limit)
+        if outside:
+            raise ValueError(
+                f"groupcoord.owned.partitions names {outside}, outside 0..{limit - 1}"
+            )
+        return sorted(partitions)
+
+    def advertised_address(self) -> tuple[str, int] | None:
+        """The (host, port) of ``advertised.listeners`` (one PLAINTEXT listener), or None."""
+        spec = self.advertised_listeners.strip()
+        if not spec:
+            return None
+        scheme, sep, address = spec.partition("://")
+        host, colon, port = address.rpartition(":")
+        if not sep or scheme.upper() != "PLAINTEXT" or not colon or not host or not port.isdigit():
+            raise ValueError(
+                f"advertised.listeners must be one PLAINTEXT://host:port listener, not {spec!r}"
+            )
+        return host, int(port)
 
     def as_properties(self) -> dict[str, Any]:
         return {d.name: getattr(self, attribute_name(d.name)) for d in CONFIG_DEFS}

@@ -57,9 +57,9 @@ class CoordinatorRuntime:
         self.coordinator = GroupCoordinator(
             config, _RearmingWriter(log_store, self), self.time, purgatory=purgatory
         )
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._timer: asyncio.TimerHandle | None = None
-        self._timer_due_ms: int | None = None
+        self._timer = purgatories.LoopTimer(
+            self.coordinator.next_expiration_ms, self.coordinator.poll, self.time.milliseconds
+        )
         self._loads: dict[int, asyncio.Task[None]] = {}
         self.loaded_records = 0
 
@@ -67,9 +67,8 @@ class CoordinatorRuntime:
 
     async def start(self, owned_partitions: Iterable[int]) -> None:
         """Start serving; the owned partitions load in the background."""
-        self._loop = asyncio.get_running_loop()
         self.coordinator.startup()
-        self._arm_timer()
+        self._timer.start(asyncio.get_running_loop())
         await self.set_owned_partitions(owned_partitions)
 
     async def wait_loaded(self) -> None:
@@ -85,9 +84,7 @@ class CoordinatorRuntime:
         for partition in sorted(self.owned_partitions() | self.loading_partitions()):
             await self._unload(partition)
         self.coordinator.shutdown()
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._timer.stop()
 
     def owned_partitions(self) -> set[int]:
         return set(self.coordinator.manager.owned_partitions)
@@ -158,31 +155,7 @@ class CoordinatorRuntime:
 
     def after_request(self) -> None:
         """A request (or expiry) may have scheduled an earlier expiration: re-arm the timer."""
-        self._arm_timer()
-
-    def _arm_timer(self) -> None:
-        if self._loop is None:
-            return
-        due = self.coordinator.next_expiration_ms()
-        if due is None:
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer, self._timer_due_ms = None, None
-            return
-        if self._timer is not None and self._timer_due_ms is not None and self._timer_due_ms <= due:
-            return
-        if self._timer is not None:
-            self._timer.cancel()
-        delay_s = max(0.0, (due - self.time.milliseconds()) / 1000)
-        self._timer_due_ms = due
-        self._timer = self._loop.call_later(delay_s, self._on_timer)
-
-    def _on_timer(self) -> None:
-        self._timer, self._timer_due_ms = None, None
-        try:
-            self.coordinator.poll()
-        finally:
-            self._arm_timer()
+        self._timer.rearm()
 
 
 class _RearmingWriter:

@@ -1,0 +1,151 @@
+"""``groupcoord serve``: the server's lifecycle.
+
+:class:`Server` puts the pieces together on one event loop: the durable ``__consumer_offsets``
+log in the data directory, the coordinator on it (:class:`CoordinatorRuntime`: owned
+partitions load in the background), the topics, the fetch purgatory, the Kafka listener and
+the HTTP endpoint. :func:`run` runs it until SIGTERM or SIGINT, then shuts down in order:
+stop accepting, close client connections, unload the partitions (members waiting for an
+answer get NOT_COORDINATOR), flush and close the log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import socket
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from groupcoord.config import Config
+from groupcoord.coordinator.clock import SystemTime, Time
+from groupcoord.coordinator.runtime import CoordinatorRuntime
+from groupcoord.server import handlers  # noqa: F401  (importing them registers the handlers)
+from groupcoord.server.broker import Broker, Node
+from groupcoord.server.connection import KafkaConnection
+from groupcoord.server.delayed_fetch import DelayedFetches
+from groupcoord.server.endpoint import HttpEndpoint
+from groupcoord.server.metrics import Metrics
+from groupcoord.server.topics import TopicRegistry
+from groupcoord.storage import LogManager
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ServerOptions:
+    host: str = "127.0.0.1"
+    port: int = 9092
+    data_dir: Path = Path("groupcoord-data")
+    topics: Sequence[tuple[str, int]] = ()
+    metrics_port: int | None = None
+    """None: no HTTP endpoint; 0: any free port."""
+    config: Config = field(default_factory=Config)
+
+
+class Server:
+    def __init__(self, options: ServerOptions, *, time: Time | None = None) -> None:
+        self.options = options
+        self.config = options.config
+        self.time = time or SystemTime()
+        self.metrics = Metrics()
+        self.connections: set[KafkaConnection] = set()
+        self.port = options.port
+        self.metrics_port: int | None = None
+        self.broker: Broker | None = None
+        self._log: LogManager | None = None
+        self._listener: asyncio.Server | None = None
+        self._endpoint: HttpEndpoint | None = None
+        self._fetches: DelayedFetches | None = None
+        self._runtime: CoordinatorRuntime | None = None
+
+    async def start(self) -> None:
+        options, config = self.options, self.config
+        loop = asyncio.get_running_loop()
+        topics = TopicRegistry(options.data_dir)
+        for name, partitions in options.topics:
+            topics.declare(name, partitions)
+        self._log = LogManager(options.data_dir, config)
+        await self._log.start()
+        self._runtime = CoordinatorRuntime(config, self._log, time=self.time)
+        self._fetches = DelayedFetches(self.time)
+        self._fetches.start(loop)
+        await self._runtime.start(config.owned_partitions())
+
+        # The advertised port may be the bound one, known only once bound: bind first.
+        sock = socket.create_server((options.host, options.port), reuse_port=False)
+        self.port = sock.getsockname()[1]
+        host, port = config.advertised_address() or (_reachable(options.host), self.port)
+        self.broker = broker = Broker(
+            config, Node(config.node_id, host, port), topics, self._runtime, self._fetches,
+            self.metrics, self.time,
+        )
+        self._listener = await loop.create_server(
+            lambda: KafkaConnection(broker, self.connections), sock=sock
+        )
+        if options.metrics_port is not None:
+            self._endpoint = HttpEndpoint(broker)
+            self.metrics_port = await self._endpoint.start(options.host, options.metrics_port)
+        log.info(
+            "Serving on %s:%d (advertised %s:%d, node %d, cluster %s), data in %s, "
+            "%d topics, %d of %d __consumer_offsets partitions owned%s",
+            options.host, self.port, host, port, config.node_id, topics.cluster_id,
+            options.data_dir, len(topics), len(config.owned_partitions()),
+            config.offsets_topic_num_partitions,
+            f", metrics on port {self.metrics_port}" if self.metrics_port is not None else "",
+        )
+
+    async def stop(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+        for connection in list(self.connections):
+            connection.close()
+        if self._endpoint is not None:
+            await self._endpoint.close()
+        if self._fetches is not None:
+            self._fetches.close()
+        if self._runtime is not None:
+            await self._runtime.close()
+        if self._log is not None:
+            await self._log.close()
+        if self._listener is not None:
+            await self._listener.wait_closed()
+        log.info("Stopped")
+
+
+
+
+def _reachable(host: str) -> str:
+    """The host clients are told to use when the bind address is a wildcard."""
+    return socket.getfqdn() if host in ("", "0.0.0.0", "::") else host
+
+
+def run(options: ServerOptions) -> int:
+    """Serve until SIGTERM or SIGINT; uvloop when installed."""
+    try:
+        import uvloop
+    except ImportError:
+        runner = asyncio.run
+    else:
+        runner = uvloop.run
+    return runner(_serve(options))
+
+
+async def _serve(options: ServerOptions) -> int:
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    server = Server(options)
+    try:
+        try:
+            await server.start()
+        except (OSError, ValueError) as error:
+            log.error("Cannot serve: %s", error)
+            return 1
+        await stop.wait()
+        log.info("Shutting down")
+    finally:
+        await server.stop()
+    return 0

@@ -1,0 +1,56 @@
+"""What request handlers see: this node, its topics, the coordinator, the parked Fetches and
+the metrics."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from groupcoord.config import Config
+from groupcoord.coordinator.clock import Time
+from groupcoord.coordinator.group_coordinator import GroupCoordinator
+from groupcoord.coordinator.runtime import CoordinatorRuntime
+from groupcoord.server.delayed_fetch import DelayedFetches
+from groupcoord.server.metrics import Metrics
+from groupcoord.server.topics import TopicRegistry
+
+
+class Node(NamedTuple):
+    """This node as clients are told to reach it (the advertised address)."""
+
+    node_id: int
+    host: str
+    port: int
+
+
+class Broker:
+    def __init__(
+        self,
+        config: Config,
+        node: Node,
+        topics: TopicRegistry,
+        runtime: CoordinatorRuntime,
+        fetches: DelayedFetches,
+        metrics: Metrics,
+        time: Time,
+    ) -> None:
+        self.config = config
+        self.node = node
+        self.topics = topics
+        self.runtime = runtime
+        self.coordinator: GroupCoordinator = runtime.coordinator
+        self.fetches = fetches
+        self.metrics = metrics
+        self.time = time
+
+    @property
+    def cluster_id(self) -> str:
+        return self.topics.cluster_id
+
+    def serves_partition(self, partition: int) -> bool:
+        """This node owns (or is loading) ``__consumer_offsets-<partition>``."""
+        manager = self.coordinator.manager
+        return partition in manager.owned_partitions or partition in manager.loading_partitions
+
+    def after_request(self) -> None:
+        """A handler ran: the coordinator may have scheduled an earlier expiration."""
+        self.runtime.after_request()

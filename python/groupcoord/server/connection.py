@@ -1,0 +1,279 @@
+"""One client connection: Kafka framing, one request at a time, answers in order.
+
+Bytes arrive in :meth:`KafkaConnection.data_received`; each frame (int32 size, then that many
+bytes) is decoded and handed to its handler. As Kafka does, a connection has at most one
+request in flight: the next frame is read only once the current one is answered, so answers
+leave in request order. A handler that answers at once (Heartbeat) costs no extra loop turn;
+one that answers later (JoinGroup, a parked Fetch, anything written to the log) leaves the
+rest of the buffer waiting, and reading pauses if more than :data:`READ_AHEAD_BYTES` pile up.
+
+Bad input never reaches a handler and never stops the server; as in Kafka:
+
+- a size prefix above ``socket.request.max.bytes`` or negative: the connection is closed;
+- an unknown API key, or a version no handler serves: closed, except an ApiVersions request
+  at a version we do not serve, which gets the v0 fallback answer (error 35 and our table);
+- a frame that does not decode (truncated, garbage): closed;
+- a handler that raises (a bug): logged with its traceback, connection closed;
+- no complete request for ``connections.max.idle.ms``: closed.
+
+A client that disconnects while its request is parked leaves the request to complete
+normally; its answer is dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING, cast
+
+from groupcoord.protocol import (
+    APIS,
+    ProtocolError,
+    Response,
+    UnknownApiKeyError,
+    UnsupportedVersionError,
+    decode_request,
+    encode_api_versions_fallback,
+    encode_response,
+    frame_size,
+)
+from groupcoord.protocol.headers import API_VERSIONS_KEY
+from groupcoord.server.registry import HANDLERS, RequestContext, api_versions_table
+
+if TYPE_CHECKING:
+    from groupcoord.server.broker import Broker
+
+log = logging.getLogger(__name__)
+
+READ_AHEAD_BYTES = 65_536
+"""Bytes buffered beyond a request in flight before reading pauses."""
+
+
+class _InFlight:
+    """The request being served: what its answer needs and when it arrived."""
+
+    __slots__ = ("api_name", "api_version", "correlation_id", "started")
+
+    def __init__(self, api_name: str, api_version: int, correlation_id: int, started: float) -> None:
+        self.api_name = api_name
+        self.api_version = api_version
+        self.correlation_id = correlation_id
+        self.started = started
+
+
+class KafkaConnection(asyncio.Protocol):
+    def __init__(self, broker: Broker, connections: set[KafkaConnection]) -> None:
+        self.broker = broker
+        self._connections = connections
+        self._max_frame = broker.config.socket_request_max_bytes
+        self._idle_s = broker.config.connections_max_idle_ms / 1000
+        self._transport: asyncio.Transport | None = None
+        self._loop = asyncio.get_running_loop()
+        self._buffer = bytearray()
+        self._in_flight: _InFlight | None = None
+        self._draining = False
+        self._reading_paused = False
+        self._writing_paused = False
+        self._closed = False
+        self._last_active = time.monotonic()
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self.client_host = "/unknown"
+
+    # --- asyncio.Protocol -------------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport = cast(asyncio.Transport, transport)  # uvloop's too
+        peer = transport.get_extra_info("peername")
+        if peer:
+            self.client_host = f"/{peer[0]}"
+        self._connections.add(self)
+        metrics = self.broker.metrics
+        metrics.connections_opened += 1
+        metrics.connections_open += 1
+        self._idle_timer = self._loop.call_later(self._idle_s, self._check_idle)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self._transport is None:
+            return
+        self._closed = True
+        self._transport = None
+        self._buffer.clear()
+        self._connections.discard(self)
+        self.broker.metrics.connections_open -= 1
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+
+    def data_received(self, data: bytes) -> None:
+        if self._closed:
+            return
+        self._buffer += data
+        self._drain()
+
+    def pause_writing(self) -> None:
+        self._writing_paused = True
+
+    def resume_writing(self) -> None:
+        self._writing_paused = False
+        self._drain()
+
+    def close(self, reason: str | None = None) -> None:
+        """Close the connection (after writing what is buffered)."""
+        if self._closed:
+            return
+        self._closed = True
+        if reason is not None:
+            self.broker.metrics.closed_for[reason] += 1
+        if self._transport is not None:
+            self._transport.close()
+
+    # --- requests ---------------------------------------------------------------------------
+
+    def _drain(self) -> None:
+        """Serve the complete frames buffered, one at a time, while answers come at once."""
+        if self._draining:
+            return
+        self._draining = True
+        try:
+            while self._in_flight is None and not self._writing_paused and not self._closed:
+                frame = self._next_frame()
+                if frame is None:
+                    break
+                self._serve(frame)
+        finally:
+            self._draining = False
+        self._pace_reading()
+
+    def _next_frame(self) -> bytes | None:
+        buffer = self._buffer
+        if len(buffer) < 4:
+            return None
+        try:
+            size = frame_size(bytes(buffer[:4]), self._max_frame)
+        except ProtocolError as error:
+            self._reject("frame_size", error)
+            return None
+        end = 4 + size
+        if len(buffer) < end:
+            return None
+        frame = bytes(buffer[4:end])
+        del buffer[:end]
+        self._last_active = time.monotonic()
+        return frame
+
+    def _serve(self, frame: bytes) -> None:
+        started = time.perf_counter()
+        try:
+            header, request = decode_request(frame)
+        except UnknownApiKeyError as error:
+            self._reject("unknown_api_key", error)
+            return
+        except UnsupportedVersionError as error:
+            if error.api_key == API_VERSIONS_KEY:
+                self._fallback(error.correlation_id, error.api_version)
+            else:
+                self._reject("unsupported_version", error)
+            return
+        except ProtocolError as error:
+            self._reject("malformed_request", error)
+            return
+        api_key, version = header.request_api_key, header.request_api_version
+        handler = HANDLERS.get(api_key)
+        if handler is None or not handler.serves(version):
+            if api_key == API_VERSIONS_KEY:
+                self._fallback(header.correlation_id, version)
+            else:
+                name = handler.api.name if handler else APIS[api_key].name
+                self._reject("unsupported_version", ProtocolError(f"{name} v{version} is not served"))
+            return
+        in_flight = _InFlight(handler.api.name, version, header.correlation_id, started)
+        self._in_flight = in_flight
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("%s v%d #%d from %s: %r", handler.api.name, version, header.correlation_id,
+                      self.client_host, request)
+
+        def respond(response: Response | None) -> None:
+            self._respond(in_flight, response)
+
+        context = RequestContext(version, header.correlation_id, header.client_id or "",
+                                 self.client_host, respond)
+        try:
+            handler.handle(self.broker, request, context)
+        except Exception:
+            log.exception("%s v%d from %s failed; closing the connection",
+                          handler.api.name, version, self.client_host)
+            self._in_flight = None
+            self.close("handler_error")
+        finally:
+            self.broker.after_request()
+
+    def _respond(self, in_flight: _InFlight, response: Response | None) -> None:
+        if self._in_flight is not in_flight:
+            if not self._closed:
+                log.error("%s answered twice; second answer dropped", in_flight.api_name)
+            return
+        self._in_flight = None
+        self.broker.metrics.observe_request(
+            in_flight.api_name, time.perf_counter() - in_flight.started
+        )
+        if self._closed or self._transport is None:
+            return
+        if response is None:
+            self._resume_soon()
+            return
+        try:
+            data = encode_response(in_flight.correlation_id, response, in_flight.api_version)
+        except ValueError:
+            log.exception("%s v%d answer could not be encoded; closing the connection",
+                          in_flight.api_name, in_flight.api_version)
+            self.close("encode_error")
+            return
+        self._transport.write(data)
+        self._last_active = time.monotonic()
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("%s v%d #%d answered: %r", in_flight.api_name, in_flight.api_version,
+                      in_flight.correlation_id, response)
+        self._resume_soon()
+
+    def _resume_soon(self) -> None:
+        if not self._draining:
+            # Answered later, from a callback (perhaps the coordinator's, mid-way through
+            # answering a whole group): serve the next request in a turn of its own.
+            self._loop.call_soon(self._drain)
+
+    def _fallback(self, correlation_id: int | None, version: int | None) -> None:
+        """ApiVersions at a version we do not serve: Kafka's v0 answer with error 35."""
+        if self._transport is None or correlation_id is None:
+            return
+        log.debug("ApiVersions v%s from %s: answering with the v0 fallback", version,
+                  self.client_host)
+        self._transport.write(encode_api_versions_fallback(correlation_id, api_versions_table()))
+
+    def _reject(self, reason: str, error: ProtocolError) -> None:
+        log.info("Closing the connection from %s: %s", self.client_host, error)
+        self.close(reason)
+
+    # --- flow control and idleness ----------------------------------------------------------
+
+    def _pace_reading(self) -> None:
+        if self._transport is None:
+            return
+        waiting = self._in_flight is not None or self._writing_paused
+        if waiting and len(self._buffer) >= READ_AHEAD_BYTES:
+            if not self._reading_paused:
+                self._reading_paused = True
+                self._transport.pause_reading()
+        elif self._reading_paused:
+            self._reading_paused = False
+            self._transport.resume_reading()
+
+    def _check_idle(self) -> None:
+        if self._closed:
+            return
+        idle_for = time.monotonic() - self._last_active
+        if self._in_flight is None and idle_for >= self._idle_s:
+            log.info("Closing the connection from %s: idle for %.0f s", self.client_host, idle_for)
+            self.close("idle")
+            return
+        self._idle_timer = self._loop.call_later(max(self._idle_s - idle_for, 1.0), self._check_idle)
+

@@ -1,0 +1,48 @@
+"""One handler per API key, each in a module named after its key, declaring the versions it
+serves (see :mod:`groupcoord.server.registry`). Importing this package registers them all.
+
+Served: the group coordinator's APIs at every version Kafka 4 serves for classic groups and
+the older ones the Python clients send, and enough of Metadata, ListOffsets, Fetch and
+OffsetForLeaderEpoch for consumers to reach ``poll()`` on topics that hold no data, and
+Produce, refused, because librdkafka needs it advertised. Nothing else is advertised.
+"""
+
+from groupcoord.server.handlers import (
+    api_000_produce,
+    api_001_fetch,
+    api_002_list_offsets,
+    api_003_metadata,
+    api_008_offset_commit,
+    api_009_offset_fetch,
+    api_010_find_coordinator,
+    api_011_join_group,
+    api_012_heartbeat,
+    api_013_leave_group,
+    api_014_sync_group,
+    api_015_describe_groups,
+    api_016_list_groups,
+    api_018_api_versions,
+    api_023_offset_for_leader_epoch,
+    api_042_delete_groups,
+    api_047_offset_delete,
+)
+
+__all__ = [
+    "api_000_produce",
+    "api_001_fetch",
+    "api_002_list_offsets",
+    "api_003_metadata",
+    "api_008_offset_commit",
+    "api_009_offset_fetch",
+    "api_010_find_coordinator",
+    "api_011_join_group",
+    "api_012_heartbeat",
+    "api_013_leave_group",
+    "api_014_sync_group",
+    "api_015_describe_groups",
+    "api_016_list_groups",
+    "api_018_api_versions",
+    "api_023_offset_for_leader_epoch",
+    "api_042_delete_groups",
+    "api_047_offset_delete",
+]

@@ -1,0 +1,101 @@
+"""Metadata (key 3): this node as the only broker, leader of every partition of every topic.
+
+Topics this node does not know are created when the request allows it (v4+:
+allow_auto_topic_creation; before v4 always) and auto.create.topics.enable is on, with
+num.partitions partitions; otherwise they are answered UNKNOWN_TOPIC_OR_PARTITION. An
+illegal name gets INVALID_TOPIC_EXCEPTION. ``__consumer_offsets`` is not listed (its data is
+not served by Fetch).
+
+Version notes:
+
+- v0: an empty topic list means every topic; v1+: a null list means every topic and an empty
+  one none. v1 adds controller_id and is_internal, v2 cluster_id.
+- v7+: leader_epoch, always 0 here.
+- v8+: authorized operations when asked for; without an authorizer every topic (and, in
+  v8-10, cluster) operation is allowed.
+- v10+: topic ids; a request may name a topic by id alone (UNKNOWN_TOPIC_ID if unknown).
+- v13: a top-level error_code, always NONE here.
+"""
+
+from __future__ import annotations
+
+from groupcoord.errors import Errors
+from groupcoord.protocol.messages.metadata import (
+    AUTHORIZED_OPERATIONS_OMITTED,
+    MetadataRequest,
+    MetadataResponse,
+    MetadataResponseBroker,
+    MetadataResponsePartition,
+    MetadataResponseTopic,
+)
+from groupcoord.server.broker import Broker
+from groupcoord.server.registry import RequestContext, handler
+from groupcoord.server.topics import Topic
+
+TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
+"""READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS."""
+CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12, 13, 14))
+"""CREATE, ALTER, DESCRIBE, CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE,
+CREATE_TOKENS, DESCRIBE_TOKENS."""
+
+
+@handler(MetadataRequest, versions="0-13")
+def metadata(broker: Broker, request: MetadataRequest, ctx: RequestContext) -> None:
+    version = ctx.api_version
+    operations = (
+        TOPIC_OPERATIONS if request.include_topic_authorized_operations
+        else AUTHORIZED_OPERATIONS_OMITTED
+    )
+    wanted = request.topics
+    if wanted is None or (version == 0 and not wanted):
+        topics = [_describe(broker, t, operations) for t in broker.topics]
+    else:
+        allow_create = broker.config.auto_create_topics_enable and (
+            version < 4 or request.allow_auto_topic_creation
+        )
+        topics = []
+        for entry in wanted:
+            if entry.name is None:
+                found = broker.topics.by_id(entry.topic_id)
+                topics.append(
+                    _describe(broker, found, operations) if found is not None
+                    else MetadataResponseTopic(error_code=Errors.UNKNOWN_TOPIC_ID, name=None,
+                                               topic_id=entry.topic_id)
+                )
+                continue
+            topic = broker.topics.get(entry.name)
+            error = Errors.UNKNOWN_TOPIC_OR_PARTITION
+            if topic is None and allow_create:
+                error, topic = broker.topics.create(entry.name, broker.config.num_partitions)
+            topics.append(
+                _describe(broker, topic, operations) if topic is not None
+                else MetadataResponseTopic(error_code=error, name=entry.name)
+            )
+    node = broker.node
+    ctx.respond(MetadataResponse(
+        brokers=[MetadataResponseBroker(node_id=node.node_id, host=node.host, port=node.port)],
+        cluster_id=broker.cluster_id,
+        controller_id=node.node_id,
+        topics=topics,
+        cluster_authorized_operations=(
+            CLUSTER_OPERATIONS if request.include_cluster_authorized_operations
+            else AUTHORIZED_OPERATIONS_OMITTED
+        ),
+    ))
+
+
+def _describe(broker: Broker, topic: Topic, operations: int) -> MetadataResponseTopic:
+    node_id = broker.node.node_id
+    return MetadataResponseTopic(
+        name=topic.name,
+        topic_id=topic.topic_id,
+        partitions=[
+            MetadataResponsePartition(
+                partition_index=p, leader_id=node_id, leader_epoch=0,
+                replica_nodes=[node_id], isr_nodes=[node_id],
+            )
+            for p in range(topic.partitions)
+        ],
+        topic_authorized_operations=operations,
+    )
+

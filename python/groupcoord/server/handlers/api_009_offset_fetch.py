@@ -1,0 +1,100 @@
+"""OffsetFetch (key 9): a group's committed offsets, whatever the group's state.
+
+Version notes:
+
+- v0-1: the partitions are listed; a group-level error (NOT_COORDINATOR, loading...) is
+  given to every partition, since there is no top-level error.
+- v2+: the topic list may be null (every committed partition) and a group-level error is
+  answered at the top level, with no topics.
+- v5+: committed_leader_epoch. v7+: require_stable (KIP-447): a partition with a commit
+  still being written is answered UNSTABLE_OFFSET_COMMIT.
+- v8+: several groups in one request (KIP-709), each with its own error.
+- v9+: member_id and member_epoch (KIP-848); a classic group does not check them.
+- A partition without a commit: offset -1, leader epoch -1, metadata "", NONE.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from groupcoord.coordinator.results import PartitionOffset, TopicPartition
+from groupcoord.protocol.messages.offset_fetch import (
+    OffsetFetchRequest,
+    OffsetFetchResponse,
+    OffsetFetchResponseGroup,
+    OffsetFetchResponsePartition,
+    OffsetFetchResponsePartitions,
+    OffsetFetchResponseTopic,
+    OffsetFetchResponseTopics,
+)
+from groupcoord.server.broker import Broker
+from groupcoord.server.registry import RequestContext, handler
+
+
+@handler(OffsetFetchRequest, versions="0-9")
+def offset_fetch(broker: Broker, request: OffsetFetchRequest, ctx: RequestContext) -> None:
+    coordinator = broker.coordinator
+    if ctx.api_version >= 8:
+        groups = []
+        for group in request.groups:
+            requested = None if group.topics is None else [
+                TopicPartition(t.name, p) for t in group.topics for p in t.partition_indexes
+            ]
+            error, offsets = coordinator.handle_fetch_offsets(
+                group.group_id, request.require_stable, requested
+            )
+            groups.append(OffsetFetchResponseGroup(
+                group_id=group.group_id,
+                error_code=error,
+                topics=[] if error else [
+                    OffsetFetchResponseTopics(name=name, partitions=[
+                        OffsetFetchResponsePartitions(
+                            partition_index=partition, committed_offset=o.offset,
+                            committed_leader_epoch=_epoch(o), metadata=o.metadata,
+                            error_code=o.error,
+                        )
+                        for partition, o in partitions
+                    ])
+                    for name, partitions in _by_topic(requested, offsets).items()
+                ],
+            ))
+        ctx.respond(OffsetFetchResponse(groups=groups))
+        return
+
+    requested = None if request.topics is None else [
+        TopicPartition(t.name, p) for t in request.topics for p in t.partition_indexes
+    ]
+    error, offsets = coordinator.handle_fetch_offsets(
+        request.group_id, request.require_stable, requested
+    )
+    if error and ctx.api_version >= 2:
+        ctx.respond(OffsetFetchResponse(error_code=error))
+        return
+    if error:
+        offsets = {tp: PartitionOffset(error=error) for tp in requested or ()}
+    ctx.respond(OffsetFetchResponse(topics=[
+        OffsetFetchResponseTopic(name=name, partitions=[
+            OffsetFetchResponsePartition(
+                partition_index=partition, committed_offset=o.offset,
+                committed_leader_epoch=_epoch(o), metadata=o.metadata, error_code=o.error,
+            )
+            for partition, o in partitions
+        ])
+        for name, partitions in _by_topic(requested, offsets).items()
+    ]))
+
+
+def _epoch(offset: PartitionOffset) -> int:
+    return offset.leader_epoch if offset.leader_epoch is not None else -1
+
+
+def _by_topic(
+    requested: Sequence[TopicPartition] | None, offsets: dict[TopicPartition, PartitionOffset]
+) -> dict[str, list[tuple[int, PartitionOffset]]]:
+    """The answer's topics in request order (or sorted, for every committed partition)."""
+    order = requested if requested is not None else sorted(offsets)
+    topics: dict[str, list[tuple[int, PartitionOffset]]] = {}
+    for tp in dict.fromkeys(order):
+        topics.setdefault(tp.topic, []).append((tp.partition, offsets.get(tp, PartitionOffset())))
+    return topics
+

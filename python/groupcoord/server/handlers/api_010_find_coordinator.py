@@ -1,0 +1,67 @@
+"""FindCoordinator (key 10): which node coordinates a group.
+
+A group belongs to partition ``abs(javaStringHashCode(group)) % offsets.topic.num.partitions``
+of ``__consumer_offsets``; its coordinator is this node when it owns (or is loading) that
+partition, and no node otherwise (COORDINATOR_NOT_AVAILABLE: the client asks again).
+
+Version notes:
+
+- v1+: key_type (0 group, 1 transaction); groupcoord coordinates no transactions, so a
+  transaction key gets COORDINATOR_NOT_AVAILABLE and any other key type INVALID_REQUEST.
+- v4+: keys come batched (KIP-699) and each gets its own entry in ``coordinators``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from groupcoord.errors import Errors
+from groupcoord.protocol.messages.find_coordinator import (
+    KEY_TYPE_GROUP,
+    KEY_TYPE_TRANSACTION,
+    Coordinator,
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+)
+from groupcoord.server.broker import Broker
+from groupcoord.server.registry import RequestContext, handler
+
+
+class _Answer(NamedTuple):
+    error: Errors
+    message: str | None
+    node_id: int = -1
+    host: str = ""
+    port: int = -1
+
+
+def _find(broker: Broker, key_type: int, key: str) -> _Answer:
+    if key_type == KEY_TYPE_TRANSACTION:
+        return _Answer(Errors.COORDINATOR_NOT_AVAILABLE, "groupcoord coordinates no transactions")
+    if key_type != KEY_TYPE_GROUP:
+        return _Answer(Errors.INVALID_REQUEST, f"unknown key type {key_type}")
+    partition = broker.coordinator.partition_for(key)
+    if not broker.serves_partition(partition):
+        return _Answer(Errors.COORDINATOR_NOT_AVAILABLE,
+                       f"__consumer_offsets-{partition} is not owned by this node")
+    node = broker.node
+    return _Answer(Errors.NONE, None, node.node_id, node.host, node.port)
+
+
+@handler(FindCoordinatorRequest, versions="0-6")
+def find_coordinator(broker: Broker, request: FindCoordinatorRequest, ctx: RequestContext) -> None:
+    if ctx.api_version >= 4:
+        coordinators = []
+        for key in request.coordinator_keys:
+            found = _find(broker, request.key_type, key)
+            coordinators.append(Coordinator(
+                key=key, node_id=found.node_id, host=found.host, port=found.port,
+                error_code=found.error, error_message=found.message,
+            ))
+        ctx.respond(FindCoordinatorResponse(coordinators=coordinators))
+        return
+    found = _find(broker, request.key_type, request.key)
+    ctx.respond(FindCoordinatorResponse(
+        error_code=found.error, error_message=found.message, node_id=found.node_id,
+        host=found.host, port=found.port,
+    ))

@@ -1,0 +1,100 @@
+"""The handler registry: one handler per API key, each declaring the versions it serves.
+
+A handler module registers itself with the :func:`handler` decorator::
+
+    @handler(HeartbeatRequest, versions="0-4")
+    def heartbeat(broker: Broker, request: HeartbeatRequest, ctx: RequestContext) -> None:
+        ...
+        ctx.respond(HeartbeatResponse(error_code=error))
+
+The served range must lie within the versions the message declares
+(:data:`groupcoord.protocol.APIS`). The ApiVersions answer (:func:`api_versions_table`) and the
+connection's version check are both derived from this registry, so an API is advertised
+exactly when, and at exactly the versions at which, a handler serves it.
+
+A handler answers through ``ctx.respond``, exactly once: at once, or later from a callback
+(a rebalance completing, an append written, a Fetch's wait running out).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from groupcoord.protocol import APIS, Api, Request, Response
+from groupcoord.protocol.messages.api_versions import ApiVersion
+from groupcoord.protocol.schema import parse_versions
+
+if TYPE_CHECKING:
+    from groupcoord.server.broker import Broker
+
+R = TypeVar("R", bound=Request)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    """What a handler knows about the request besides its body, and how it answers."""
+
+    api_version: int
+    correlation_id: int
+    client_id: str
+    client_host: str
+    """As Kafka shows it in DescribeGroups: ``/`` and the client's IP address."""
+    respond: Callable[[Response | None], None]
+    """Answer the request; None sends nothing (Produce with acks=0 expects no answer)."""
+
+
+HandlerFunction = Callable[["Broker", Any, RequestContext], None]
+
+
+@dataclass(frozen=True)
+class Handler:
+    api: Api
+    min_version: int
+    max_version: int
+    handle: HandlerFunction
+
+    def serves(self, version: int) -> bool:
+        return self.min_version <= version <= self.max_version
+
+
+_handlers: dict[int, Handler] = {}
+HANDLERS: Mapping[int, Handler] = MappingProxyType(_handlers)
+"""Registered handlers by API key (filled when ``groupcoord.server.handlers`` is imported)."""
+
+
+def handler(
+    request: type[R], *, versions: str
+) -> Callable[[Callable[[Broker, R, RequestContext], None]], Callable[[Broker, R, RequestContext], None]]:
+    """Register the decorated function as the handler of ``request``'s API at ``versions``
+    (Kafka's syntax: ``"0-9"``)."""
+    api = APIS[request.api_key]
+    low, high = parse_versions(versions)
+    if not api.min_version <= low <= high <= api.max_version:
+        raise ValueError(
+            f"{api.name} handler versions {versions} outside the declared "
+            f"{api.min_version}-{api.max_version}"
+        )
+    if request.api_key in _handlers:
+        raise ValueError(f"a second handler for {api.name}")
+
+    def register(
+        function: Callable[[Broker, R, RequestContext], None],
+    ) -> Callable[[Broker, R, RequestContext], None]:
+        _handlers[request.api_key] = Handler(api, low, high, function)
+        api_versions_table.cache_clear()
+        return function
+
+    return register
+
+
+@cache
+def api_versions_table() -> list[ApiVersion]:
+    """The API table every ApiVersions answer (and its v0 fallback) carries."""
+    return [
+        ApiVersion(api_key=key, min_version=h.min_version, max_version=h.max_version)
+        for key, h in sorted(_handlers.items())
+    ]

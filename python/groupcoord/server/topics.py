@@ -1,0 +1,163 @@
+"""The topics this node answers Metadata, ListOffsets and Fetch for, persisted in the data
+directory.
+
+groupcoord stores no topic data: a topic is a name, a partition count and a topic id, enough
+for consumers to subscribe, be assigned partitions, look up offsets and poll (every partition
+is empty, log start and end offset 0). Topics come from ``--topic name:partitions`` and, as
+with Kafka's ``auto.create.topics.enable``, from Metadata requests naming unknown topics
+(``num.partitions`` partitions). They are kept with the cluster id in ``DATA_DIR/metadata.json``,
+rewritten atomically (temporary file, fsync, rename) on every change.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from groupcoord.errors import Errors
+
+METADATA_FILE = "metadata.json"
+OFFSETS_TOPIC = "__consumer_offsets"
+MAX_TOPIC_NAME_LENGTH = 249
+_LEGAL_TOPIC_NAME = re.compile(r"[a-zA-Z0-9._-]+")
+
+
+@dataclass(frozen=True)
+class Topic:
+    name: str
+    partitions: int
+    topic_id: uuid.UUID
+
+
+def topic_name_error(name: str) -> str | None:
+    """Why ``name`` is not a legal Kafka topic name (Kafka's ``Topic.validate``), or None."""
+    if name in ("", ".", ".."):
+        return f"topic name {name!r} is not allowed"
+    if len(name) > MAX_TOPIC_NAME_LENGTH:
+        return f"topic name is longer than {MAX_TOPIC_NAME_LENGTH} characters"
+    if not _LEGAL_TOPIC_NAME.fullmatch(name):
+        return f"topic name {name!r} has characters other than ASCII alphanumerics, '.', '_', '-'"
+    return None
+
+
+def parse_topic_spec(spec: str) -> tuple[str, int]:
+    """``--topic NAME:PARTITIONS`` as (name, partitions)."""
+    name, sep, count = spec.rpartition(":")
+    if not sep or not count.isdigit() or int(count) < 1:
+        raise ValueError(f"--topic takes NAME:PARTITIONS with PARTITIONS >= 1, not {spec!r}")
+    error = topic_name_error(name)
+    if error is not None:
+        raise ValueError(error)
+    return name, int(count)
+
+
+def new_cluster_id() -> str:
+    """A cluster id as Kafka makes them: a random uuid in unpadded base64url (22 characters)."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+class TopicRegistry:
+    """Topics by name and by id, loaded from and saved to ``DATA_DIR/metadata.json``."""
+
+    def __init__(self, data_dir: str | Path) -> None:
+        self.path = Path(data_dir) / METADATA_FILE
+        self._by_name: dict[str, Topic] = {}
+        self._by_id: dict[uuid.UUID, Topic] = {}
+        self.cluster_id = ""
+        if self.path.exists():
+            self._load()
+        else:
+            self.cluster_id = new_cluster_id()
+            self._save()
+
+    def _load(self) -> None:
+        try:
+            data = json.loads(self.path.read_text())
+            self.cluster_id = str(data["cluster_id"])
+            for entry in data["topics"]:
+                self._add(Topic(str(entry["name"]), int(entry["partitions"]),
+                                uuid.UUID(entry["topic_id"])))
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise ValueError(f"{self.path}: not a groupcoord metadata file ({error})") from None
+
+    def _save(self) -> None:
+        data = {
+            "cluster_id": self.cluster_id,
+            "topics": [
+                {"name": t.name, "partitions": t.partitions, "topic_id": str(t.topic_id)}
+                for t in self
+            ],
+        }
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = self.path.with_suffix(".json.tmp")
+        with open(temporary, "w") as out:
+            json.dump(data, out, indent=1)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, self.path)
+        directory = os.open(self.path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
+
+    def _add(self, topic: Topic) -> None:
+        self._by_name[topic.name] = topic
+        self._by_id[topic.topic_id] = topic
+
+    def __iter__(self) -> Iterator[Topic]:
+        return iter(sorted(self._by_name.values(), key=lambda t: t.name))
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+    def get(self, name: str) -> Topic | None:
+        return self._by_name.get(name)
+
+    def by_id(self, topic_id: uuid.UUID) -> Topic | None:
+        return self._by_id.get(topic_id)
+
+    def declare(self, name: str, partitions: int) -> Topic:
+        """Create ``name`` or grow it to ``partitions`` (the command line's ``--topic``).
+
+        Raises:
+            ValueError: an illegal name, or fewer partitions than the topic already has
+                (Kafka cannot shrink a topic either).
+        """
+        error = topic_name_error(name)
+        if error is not None or name == OFFSETS_TOPIC:
+            raise ValueError(error or f"{OFFSETS_TOPIC} is internal")
+        existing = self._by_name.get(name)
+        if existing is not None:
+            if partitions < existing.partitions:
+                raise ValueError(
+                    f"topic {name} has {existing.partitions} partitions in {self.path.parent}; "
+                    f"it cannot shrink to {partitions}"
+                )
+            if partitions == existing.partitions:
+                return existing
+            topic = Topic(name, partitions, existing.topic_id)
+        else:
+            topic = Topic(name, partitions, uuid.uuid4())
+        self._add(topic)
+        self._save()
+        return topic
+
+    def create(self, name: str, partitions: int) -> tuple[Errors, Topic | None]:
+        """Auto-create ``name`` (Metadata with auto.create.topics.enable): the error a client
+        sees for an illegal or internal name, or the new topic."""
+        if topic_name_error(name) is not None:
+            return Errors.INVALID_TOPIC_EXCEPTION, None
+        if name == OFFSETS_TOPIC:
+            return Errors.UNKNOWN_TOPIC_OR_PARTITION, None
+        return Errors.NONE, self.declare(name, partitions)
+
+    def has_partition(self, name: str, partition: int) -> bool:
+        topic = self._by_name.get(name)
+        return topic is not None and 0 <= partition < topic.partitions

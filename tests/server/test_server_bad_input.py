@@ -1,0 +1,226 @@
+"""Bad input against ``groupcoord serve`` over real sockets: every malformed frame gets Kafka's
+answer or a closed connection, and the server keeps serving; then a bounded fuzz run (random
+and mutated frames of every request the server serves) after which a real client still forms
+a group and commits."""
+
+from __future__ import annotations
+
+import random
+import socket
+import struct
+import time
+
+import pytest
+from client_support import PARTITIONS, TOPIC, is_disjoint_cover
+from kafka import KafkaConsumer, TopicPartition
+from kafka.structs import OffsetAndMetadata
+from protocol_values import request_frame, sample_message
+from server_process import ServerProcess, wait_for
+
+from groupcoord.errors import Errors
+from groupcoord.protocol import decode_response
+from groupcoord.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from groupcoord.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
+from groupcoord.protocol.messages.heartbeat import HeartbeatRequest
+from groupcoord.protocol.messages.produce import (
+    PartitionProduceData,
+    ProduceRequest,
+    ProduceResponse,
+    TopicProduceData,
+)
+from groupcoord.server.handlers import api_000_produce
+from groupcoord.server.registry import HANDLERS
+
+pytestmark = pytest.mark.timeout(180)
+
+READ_TIMEOUT_S = 10.0
+FUZZ_FRAMES = 3000
+FUZZ_TIME_S = 40.0
+
+
+def connect(server: ServerProcess) -> socket.socket:
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=READ_TIMEOUT_S)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
+
+
+def read_frame(sock: socket.socket) -> bytes | None:
+    """One response frame (after its size), or None if the server closed the connection."""
+    prefix = read_exactly(sock, 4)
+    if prefix is None:
+        return None
+    (size,) = struct.unpack(">i", prefix)
+    return read_exactly(sock, size)
+
+
+def read_exactly(sock: socket.socket, n: int) -> bytes | None:
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+def framed(frame: bytes) -> bytes:
+    return struct.pack(">i", len(frame)) + frame
+
+
+def api_versions(sock: socket.socket, version: int = 3, correlation_id: int = 1) -> ApiVersionsResponse:
+    request = ApiVersionsRequest(client_software_name="test", client_software_version="1")
+    sock.sendall(framed(request_frame(request, version, correlation_id, "test")))
+    frame = read_frame(sock)
+    assert frame is not None, "the server closed the connection instead of answering"
+    header, response = decode_response(frame, ApiVersionsResponse, version)
+    assert header.correlation_id == correlation_id
+    assert isinstance(response, ApiVersionsResponse)
+    return response
+
+
+def assert_closed(sock: socket.socket) -> None:
+    """The server closes the connection (reads EOF, or a reset) without answering."""
+    try:
+        assert sock.recv(1) == b""
+    except ConnectionResetError:
+        pass
+
+
+def assert_serving(server: ServerProcess) -> None:
+    assert server.alive()
+    with connect(server) as sock:
+        assert api_versions(sock).error_code == Errors.NONE
+
+
+def test_api_versions_advertises_exactly_the_registered_handlers(server):
+    with connect(server) as sock:
+        table = api_versions(sock, version=4).api_keys
+    assert [(k.api_key, k.min_version, k.max_version) for k in table] == [
+        (key, h.min_version, h.max_version) for key, h in sorted(HANDLERS.items())
+    ]
+    advertised = {k.api_key for k in table}
+    assert {0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 16, 18, 23, 42, 47} == advertised
+    assert not advertised & {68, 69, 71}  # KIP-848, ConsumerGroupDescribe, telemetry: not served
+
+
+def test_api_versions_at_an_unknown_version_gets_kafkas_v0_fallback(server):
+    with connect(server) as sock:
+        sock.sendall(framed(struct.pack(">hhih", 18, 99, 7, -1)))
+        frame = read_frame(sock)
+        assert frame is not None
+        header, response = decode_response(frame, ApiVersionsResponse, 0)
+        assert header.correlation_id == 7
+        assert response.error_code == Errors.UNSUPPORTED_VERSION
+        assert {k.api_key for k in response.api_keys} == set(HANDLERS)
+        # The connection stays usable: the client retries at a version we serve.
+        assert api_versions(sock, correlation_id=8).error_code == Errors.NONE
+
+
+def test_produce_is_refused_and_acks_0_gets_no_answer(server):
+    request = ProduceRequest(acks=1, timeout_ms=1000, topic_data=[TopicProduceData(
+        name=TOPIC, partition_data=[PartitionProduceData(index=0, records=b"")])])
+    with connect(server) as sock:
+        sock.sendall(framed(request_frame(request, 9, 1, "test")))
+        frame = read_frame(sock)
+        assert frame is not None
+        _, response = decode_response(frame, ProduceResponse, 9)
+        (partition,) = response.responses[0].partition_responses
+        assert partition.error_code == Errors.POLICY_VIOLATION
+        assert partition.error_message == api_000_produce.REFUSAL
+        request.acks = 0
+        sock.sendall(framed(request_frame(request, 9, 2, "test")))
+        # No answer to acks=0: the next request's answer is the next frame.
+        assert api_versions(sock, correlation_id=3).error_code == Errors.NONE
+
+
+@pytest.mark.parametrize("case", [
+    "oversized", "negative-size", "unknown-api-key", "unsupported-version", "garbage",
+    "truncated-body",
+])
+def test_bad_frames_close_the_connection_and_the_server_keeps_serving(server, case):
+    heartbeat = request_frame(HeartbeatRequest(group_id="g", generation_id=1, member_id="m"), 3, 1, "t")
+    data = {
+        "oversized": struct.pack(">i", 104_857_601) + b"\x00" * 64,
+        "negative-size": struct.pack(">i", -5),
+        "unknown-api-key": framed(struct.pack(">hhih", 999, 0, 1, -1)),
+        "unsupported-version": framed(struct.pack(">hhih", 12, 99, 1, -1) + b"\x00" * 16),
+        "garbage": framed(bytes(random.Random(3).randrange(256) for _ in range(64))),
+        "truncated-body": framed(heartbeat[:-6]),
+    }[case]
+    before = server.metrics()
+    with connect(server) as sock:
+        sock.sendall(data)
+        assert_closed(sock)
+    assert_serving(server)
+    after = server.metrics()
+    closed = sum(v for k, v in after.items() if k.startswith("groupcoord_connections_closed_total"))
+    assert closed == sum(v for k, v in before.items()
+                         if k.startswith("groupcoord_connections_closed_total")) + 1
+
+
+def test_a_truncated_frame_then_disconnect_and_a_disconnect_mid_request(server):
+    with connect(server) as sock:
+        sock.sendall(struct.pack(">i", 100) + b"\x00" * 10)  # the rest never comes
+    fetch = FetchRequest(max_wait_ms=5000, min_bytes=1, topics=[
+        FetchTopic(topic=TOPIC, partitions=[FetchPartition(partition=0, fetch_offset=0,
+                                                           partition_max_bytes=1024)])])
+    with connect(server) as sock:
+        sock.sendall(framed(request_frame(fetch, 11, 1, "t")))  # parked for 5 s
+        time.sleep(0.1)
+    assert_serving(server)
+    assert wait_for(lambda: server.metrics()['groupcoord_purgatory_delayed{purgatory="fetch"}'] >= 1,
+                    5, "the parked fetch to be counted")
+
+
+def test_bounded_fuzz_then_a_real_client_still_forms_a_group(server):
+    rng = random.Random(20261123)
+    corpus = [
+        request_frame(sample_message(h.api.request, version), version, 1, "fuzz")
+        for h in HANDLERS.values() for version in range(h.min_version, h.max_version + 1)
+    ]
+    deadline = time.monotonic() + FUZZ_TIME_S
+    sent = 0
+    while sent < FUZZ_FRAMES and time.monotonic() < deadline:
+        frame = bytearray(rng.choice(corpus))
+        mutation = rng.randrange(5)
+        if mutation == 0:
+            frame = bytearray(rng.randbytes(rng.randrange(1, 200)))
+        elif mutation == 1:
+            for _ in range(rng.randrange(1, 8)):
+                frame[rng.randrange(len(frame))] = rng.randrange(256)
+        elif mutation == 2:
+            del frame[rng.randrange(len(frame)):]
+        elif mutation == 3:
+            frame += rng.randbytes(rng.randrange(1, 64))
+        # mutation 4: the valid (if odd) request itself, which handlers must answer.
+        data = framed(bytes(frame))
+        if rng.randrange(10) == 0:
+            data = rng.randbytes(4) + bytes(frame)  # a random size prefix
+        with connect(server) as sock:
+            sock.sendall(data)
+            sock.shutdown(socket.SHUT_WR)
+            sock.settimeout(READ_TIMEOUT_S)
+            try:
+                while sock.recv(65536):
+                    pass
+            except ConnectionResetError:
+                pass
+        sent += 1
+    assert sent >= min(FUZZ_FRAMES, 100)
+    assert_serving(server)
+    metrics = server.metrics()
+    assert metrics.get('groupcoord_connections_closed_total{reason="handler_error"}', 0) == 0
+    assert "Traceback" not in server.log()
+
+    consumer = KafkaConsumer(TOPIC, bootstrap_servers=server.bootstrap, group_id="after-fuzz",
+                             enable_auto_commit=False, session_timeout_ms=3000,
+                             heartbeat_interval_ms=200, fetch_max_wait_ms=100)
+    try:
+        deadline = time.monotonic() + 30
+        while not is_disjoint_cover([{tp.partition for tp in consumer.assignment()}], PARTITIONS):
+            assert time.monotonic() < deadline, "the consumer did not join after the fuzz run"
+            consumer.poll(timeout_ms=200)
+        consumer.commit({TopicPartition(TOPIC, 0): OffsetAndMetadata(5, "", -1)})
+        assert consumer.committed(TopicPartition(TOPIC, 0)) == 5
+    finally:
+        consumer.close(autocommit=False)

@@ -1,0 +1,145 @@
+"""The server in this process on asyncio's own event loop (no uvloop): wire answers over a real
+socket, the ownership admin call and the metrics over HTTP, topics kept across a restart."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import struct
+from pathlib import Path
+from typing import Any
+
+from protocol_values import request_frame
+
+from groupcoord.config import Config
+from groupcoord.errors import Errors
+from groupcoord.protocol import Request, Response, decode_response
+from groupcoord.protocol.messages.find_coordinator import (
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+)
+from groupcoord.protocol.messages.metadata import (
+    MetadataRequest,
+    MetadataRequestTopic,
+    MetadataResponse,
+)
+from groupcoord.server.app import Server, ServerOptions
+from groupcoord.server.broker import Broker
+
+CONFIG = Config.from_properties({
+    "offsets.topic.num.partitions": 4, "group.initial.rebalance.delay.ms": 0, "num.partitions": 3,
+})
+
+
+class Client:
+    """A connection to the server, closed on leaving ``async with``."""
+
+    def __init__(self, port: int) -> None:
+        self.port, self.correlation_id = port, 0
+
+    async def __aenter__(self) -> Client:
+        self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.writer.close()
+        await self.writer.wait_closed()
+
+    async def call(self, request: Request, response_cls: type[Response], version: int) -> Any:
+        self.correlation_id += 1
+        frame = request_frame(request, version, self.correlation_id, "in-process")
+        self.writer.write(struct.pack(">i", len(frame)) + frame)
+        (size,) = struct.unpack(">i", await self.reader.readexactly(4))
+        header, response = decode_response(await self.reader.readexactly(size), response_cls, version)
+        assert header.correlation_id == self.correlation_id
+        return response
+
+
+async def http(port: int, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    payload = json.dumps(body).encode() if body is not None else b""
+    writer.write(f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(payload)}\r\n\r\n"
+                 .encode() + payload)
+    raw = await reader.read()
+    writer.close()
+    await writer.wait_closed()
+    head, _, content = raw.partition(b"\r\n\r\n")
+    status = int(head.split()[1])
+    return status, json.loads(content) if b"json" in head else content.decode()
+
+
+def run(main: Any) -> None:
+    asyncio.run(asyncio.wait_for(main(), 60))
+
+
+def test_metadata_auto_creates_topics_and_topics_survive_a_restart(tmp_path: Path) -> None:
+    options = ServerOptions(port=0, data_dir=tmp_path, topics=[("declared", 2)], config=CONFIG)
+
+    async def main() -> None:
+        server = Server(options)
+        await server.start()
+        try:
+            async with Client(server.port) as client:
+                response = await client.call(MetadataRequest(topics=[
+                    MetadataRequestTopic(name="declared"), MetadataRequestTopic(name="auto"),
+                    MetadataRequestTopic(name="bad name!")]), MetadataResponse, 12)
+            assert [(t.name, t.error_code, len(t.partitions)) for t in response.topics] == [
+                ("declared", 0, 2), ("auto", 0, 3), ("bad name!", Errors.INVALID_TOPIC_EXCEPTION, 0)]
+            assert response.brokers[0].port == server.port
+        finally:
+            await server.stop()
+        again = Server(options)
+        await again.start()
+        try:
+            async with Client(again.port) as client:
+                response = await client.call(MetadataRequest(topics=None), MetadataResponse, 12)
+            assert [(t.name, len(t.partitions)) for t in response.topics] == [("auto", 3), ("declared", 2)]
+        finally:
+            await again.stop()
+
+    run(main)
+
+
+def test_the_owned_partitions_admin_call_moves_groups_on_and_off_this_node(tmp_path: Path) -> None:
+    options = ServerOptions(port=0, data_dir=tmp_path, metrics_port=0, config=CONFIG)
+
+    async def main() -> None:
+        server = Server(options)
+        await server.start()
+        assert server.metrics_port is not None and server.broker is not None
+        try:
+            await server.broker.runtime.wait_loaded()
+            async with Client(server.port) as client:
+                await ownership_moves(server.broker, server.metrics_port, client)
+        finally:
+            await server.stop()
+
+    run(main)
+
+
+async def ownership_moves(broker: Broker, metrics_port: int, client: Client) -> None:
+    partition = broker.coordinator.partition_for("g")
+
+    async def find() -> int:
+        response = await client.call(
+            FindCoordinatorRequest(coordinator_keys=["g"]), FindCoordinatorResponse, 4)
+        return int(response.coordinators[0].error_code)
+
+    assert await find() == Errors.NONE
+    status, state = await http(metrics_port, "GET", "/admin/owned-partitions")
+    assert (status, state) == (200, {"owned": [0, 1, 2, 3], "loading": []})
+    others = [p for p in range(4) if p != partition]
+    status, state = await http(metrics_port, "PUT", "/admin/owned-partitions", others)
+    assert status == 200 and partition not in state["owned"] + state["loading"]
+    assert await find() == Errors.COORDINATOR_NOT_AVAILABLE
+    status, state = await http(metrics_port, "PUT", "/admin/owned-partitions", [0, 9])
+    assert status == 400 and "outside" in state["error"]
+    status, _ = await http(metrics_port, "PUT", "/admin/owned-partitions", list(range(4)))
+    assert status == 200
+    await broker.runtime.wait_loaded()
+    assert await find() == Errors.NONE
+    status, text = await http(metrics_port, "GET", "/metrics")
+    assert status == 200
+    assert 'groupcoord_requests_total{api="FindCoordinator"} 3' in text
+    assert 'groupcoord_partitions{status="owned"} 4' in text
+    assert 'groupcoord_groups{state="Stable"} 0' in text
