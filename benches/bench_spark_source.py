@@ -69,7 +69,7 @@ def spark() -> Any:
     session = (
         SparkSession.builder.master("local[2]").appName("groupcoord-bench")
         .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
-        .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+        .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").config("spark.sql.shuffle.partitions", "2")
         .config("spark.driver.memory", "4g")
         .getOrCreate()
     )

@@ -112,7 +112,7 @@ class ConsumerOffsetsReader(DataSourceReader):
         return [InputPartition(tuple(group)) for _, group in groupby(splits, lambda s: s.segment.partition)]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        splits: tuple[Split, ...] = partition.value
+        splits: tuple[Split, ...] = partition.value or ()  # Spark reads one empty partition when there are none
         schema = arrow_schema(self.options)
         if self.options.view == "history":
             return _history(splits, self.options.mode, schema)
