@@ -33,6 +33,8 @@ SEGMENT_BYTES = scaled(100 << 20, 192 << 10)
 MAX_SPLIT_BYTES = scaled(128 << 20, 256 << 10)
 SOURCES = ["consumer_offsets", "predecoded_arrow", "parquet", "pure_python"]
 
+pytestmark = pytest.mark.timeout(3600)
+
 
 @dataclass
 class Data:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -64,6 +65,13 @@ def check(data: bytes, partition: int, cuts: list[int]) -> Any:
     for chunk in chunks:
         compactor.add(chunk)
     result = compactor.result()
+    # Each chunk reduced on its own ("by another task"), then the reductions compacted in order.
+    runs = []
+    for chunk in chunks:
+        run = Compactor()
+        run.add(chunk)
+        runs.append(run.reduced())
+    assert compact(runs).to_pylist() == result.to_pylist()
     expected = replay(codec.decode_records(data, partition=partition))
     assert live_offsets(result) == sorted((partition, o) for o in expected.values())
     history = codec.decode_arrow(data, partition=partition).to_pylist()
@@ -99,6 +107,18 @@ def test_key_types_0_and_1_are_one_key_and_partitions_are_separate() -> None:
     table = compact([codec.decode_arrow(data, partition=0), codec.decode_arrow(data, partition=1)])
     assert live_offsets(table) == [(0, 1), (1, 1)]
     assert table.column("committed_offset").to_pylist() == [2, 2]
+
+
+def test_rows_out_of_offset_order_are_refused() -> None:
+    log = LogBuilder()
+    for i in range(3):
+        log.write([encoded(OffsetCommitKey("g", "t", 0), OffsetCommitValue(i))])
+    batches = codec.read_batches(data := log.data())
+    first, second = (codec.decode_arrow(data[b.position: b.position + b.size], partition=1) for b in batches[:2])
+    compactor = Compactor()
+    compactor.add(second)
+    with pytest.raises(ValueError, match="partition 1 are not in offset order: offset 0 after 1"):
+        compactor.add(first)
 
 
 def test_empty_input_gives_the_codec_schema() -> None:

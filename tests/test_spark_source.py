@@ -11,6 +11,7 @@ import pytest
 from pyspark.errors import PySparkException
 from pyspark.sql.pandas.types import from_arrow_schema
 
+import groupcoord.spark
 from groupcoord import codec
 from groupcoord.codec import GroupMetadataKey, GroupMetadataValue, OffsetCommitKey, OffsetCommitValue
 from groupcoord.compaction import compact
@@ -75,6 +76,8 @@ def test_compacted_view_is_the_replayed_state_however_segments_are_cut(spark: An
               .option("maxSplitBytes", split_bytes).load(str(every_kind_dir)))
         assert strip(collect(df)) == expected
         assert df.rdd.getNumPartitions() == 5
+        history = spark.read.format("consumer_offsets").option("maxSplitBytes", split_bytes).load(str(every_kind_dir))
+        assert strip(collect(groupcoord.spark.compacted(history))) == expected
 
 
 def big_segment(tmp_path: Path, with_index: bool) -> Path:
@@ -99,6 +102,7 @@ def test_big_segment_is_read_by_several_tasks(spark: Any, tmp_path: Path, with_i
     compacted = (spark.read.format("consumer_offsets").option("view", "compacted")
                  .option("maxSplitBytes", 4096).load(str(root)))
     assert strip(collect(compacted)) == compact([whole]).to_pylist()
+    assert strip(collect(groupcoord.spark.compacted(history))) == compact([whole]).to_pylist()
 
 
 def damaged(tmp_path: Path) -> tuple[Path, list[codec.RecordBatch]]:
@@ -128,6 +132,8 @@ def test_modes_for_a_corrupt_batch(spark: Any, tmp_path: Path) -> None:
     assert dropped == strip(good)
     compacted = collect(reader.option("mode", "PERMISSIVE").option("view", "compacted").load(str(path)))
     assert [r["_corrupt_record"]["position"] for r in compacted if r["_corrupt_record"]] == [bad.position]
+    history = spark.read.format("consumer_offsets").load(str(path))
+    assert collect(groupcoord.spark.compacted(history)) == compacted
     with pytest.raises(PySparkException, match=f"{path} at byte {bad.position}"):
         reader.option("mode", "FAILFAST").option("view", "history").load(str(path)).collect()
 

@@ -121,13 +121,26 @@ class Compactor:
     reduce_rows: int = 1 << 18
     _settled: Any = None
     _pending: Any = None
+    _markers: list[Any] = field(default_factory=list)
     _buffer: list[Any] = field(default_factory=list)
     _buffered: int = 0
+    _last_offsets: dict[int, int] = field(default_factory=dict)
 
     def add(self, rows: Any) -> None:
-        """Add a ``pyarrow.RecordBatch`` or ``Table`` of history rows."""
+        """Add a ``pyarrow.RecordBatch`` or ``Table`` of history rows.
+
+        Raises ValueError if a partition's rows go back in offset order.
+        """
         if rows.num_rows == 0:
             return
+        table = rows if isinstance(rows, pa.Table) else pa.Table.from_batches([rows])
+        spans = table.group_by("partition").aggregate([("offset", "min"), ("offset", "max")])
+        for partition, first, last in zip(*(spans.column(c).to_pylist()
+                                            for c in ("partition", "offset_min", "offset_max"))):
+            if first <= self._last_offsets.get(partition, -2):
+                raise ValueError(f"rows of log partition {partition} are not in offset order: offset {first} "
+                                 f"after {self._last_offsets[partition]}")
+            self._last_offsets[partition] = last
         self._buffer.append(rows)
         self._buffered += rows.num_rows
         settled = 0 if self._settled is None else self._settled.num_rows
@@ -143,6 +156,8 @@ class Compactor:
         self._buffer, self._buffered = [], 0
         control = chunk.column("control")
         markers = chunk.filter(pc.is_in(control, pa.array(["commit", "abort"])))
+        if markers.num_rows:
+            self._markers.append(markers)
         data = chunk.filter(pc.and_(pc.is_null(control), pc.is_valid(chunk.column("record_type"))))
         pending_mask = _pending_mask(data)
         pending = data.filter(pending_mask)
@@ -153,6 +168,22 @@ class Compactor:
         if self._settled is not None:
             parts.insert(0, self._settled)
         self._settled = _latest_per_key(pa.concat_tables(parts))
+
+    def reduced(self) -> Any:
+        """The rows that still matter to what follows, by (partition, offset): per key the
+        latest applied record or tombstone, the transactional commits still pending, and every
+        transaction marker (``None`` if nothing was added).
+
+        Compacting the ``reduced()`` rows of consecutive runs of a log, in offset order, gives
+        what compacting the whole log gives: that is how the log's runs can be reduced by
+        different tasks and finished in one (:func:`groupcoord.spark.compacted`).
+        """
+        self._reduce()
+        if self._settled is None:
+            return None
+        parts = [self._settled, *self._markers] + ([self._pending] if self._pending is not None else [])
+        return (pa.concat_tables(parts).drop_columns([_KIND])
+                .sort_by([("partition", "ascending"), ("offset", "ascending")]))
 
     def result(self) -> Any:
         """The live rows (``pyarrow.Table`` of the input's schema), by (partition, offset)."""

@@ -4,7 +4,8 @@
     groupcoord.spark.register(spark)
     df = spark.read.format("consumer_offsets").option("view", "compacted").load("/data/kafka-logs")
 
-``groupcoord.spark.files`` (finding and splitting segments) and ``groupcoord.spark.scan``
+``groupcoord.spark.compacted(history)`` computes the compacted view from the history view with
+several tasks per log partition. ``groupcoord.spark.files`` (finding and splitting segments) and ``groupcoord.spark.scan``
 (decoding a split, bad-batch handling) need only pyarrow; pyspark is imported when the data
 source itself is (``register`` or ``groupcoord.spark.source``).
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["NAME", "register"]
+__all__ = ["NAME", "compacted", "register"]
 
 NAME = "consumer_offsets"
 
@@ -23,3 +24,11 @@ def register(spark: Any) -> None:
     from groupcoord.spark.source import ConsumerOffsetsDataSource
 
     spark.dataSource.register(ConsumerOffsetsDataSource)
+
+
+def compacted(history: Any, corrupt_column: str = "_corrupt_record") -> Any:
+    """The compacted view of a ``consumer_offsets`` history DataFrame, reduced by its own
+    tasks in parallel and finished per log partition (see :mod:`groupcoord.spark.views`)."""
+    from groupcoord.spark.views import compacted as compute
+
+    return compute(history, corrupt_column)
