@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Events, Impl
+from purgatory_support import Events, Impl
 
 I64_MAX = 2**63 - 1
 I64_MIN = -(2**63)

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Impl
+from purgatory_support import Impl
 
 
 class Key:

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from conftest import Impl, load_implementation
+from purgatory_support import Impl, load_implementation
 
 KEYS = ["k0", "k1", "k2", "k3", ("g", 4), 5]
 BOUNDARY_DELAYS = [

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Impl
+from purgatory_support import Impl
 from groupcoord import _native
 from groupcoord._native import DelayedOperation, Purgatory
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 
 def java_string_hash(s: str) -> int:
     """Java's ``String.hashCode``: ``31*h + unit`` over UTF-16 code units, as a signed int32."""
@@ -12,6 +14,7 @@ def java_string_hash(s: str) -> int:
     return h - 0x100000000 if h & 0x80000000 else h
 
 
+@lru_cache(maxsize=1 << 16)
 def partition_for(group_id: str, num_partitions: int) -> int:
     """``Utils.abs(groupId.hashCode()) % num_partitions``; ``Utils.abs`` maps MIN_VALUE to 0."""
     if num_partitions < 1:

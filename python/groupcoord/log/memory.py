@@ -4,11 +4,13 @@ It stores real RecordBatch v2 bytes (built by the Rust codec) per partition and 
 through the codec, so what the coordinator writes and replays goes through the same format as
 on disk. Appends are queued; :meth:`InMemoryLog.complete_pending` completes them in order (the
 tests' stand-in for the loop turn in which a real log's write and fsync finish), or fails the
-next ones when a failure was armed with :meth:`InMemoryLog.fail_next`.
+next ones when a failure was armed with :meth:`InMemoryLog.fail_next`. With
+``complete_on_loop`` they complete by themselves in the next turn of the event loop.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -33,20 +35,35 @@ class InMemoryLog:
     holding each partition's batches in memory.
 
     ``max_batch_bytes`` is ``message.max.bytes``: a larger append fails with
-    ``MESSAGE_TOO_LARGE`` when completed, as a broker's log rejects it.
+    ``MESSAGE_TOO_LARGE`` when completed, as a broker's log rejects it. With
+    ``complete_on_loop`` the appends complete by themselves in the next turn of the running
+    event loop, as a real log's do; otherwise :meth:`complete_pending` completes them.
     """
 
-    def __init__(self, *, max_batch_bytes: int = 1_048_588, compression: int = 0) -> None:
+    def __init__(
+        self, *, max_batch_bytes: int = 1_048_588, compression: int = 0, complete_on_loop: bool = False
+    ) -> None:
         self.max_batch_bytes = max_batch_bytes
         self.compression = _COMPRESSIONS[compression]
+        self.complete_on_loop = complete_on_loop
         self._partitions: dict[int, _Partition] = {}
         self._pending: deque[tuple[int, Append, AppendCallback]] = deque()
         self._failures: deque[Errors] = deque()
+        self.open: set[int] = set()
+
+    async def open_partition(self, partition: int) -> None:
+        self.open.add(partition)
+
+    async def close_partition(self, partition: int) -> None:
+        self.complete_pending()
+        self.open.discard(partition)
 
     # --- writer ----------------------------------------------------------------------------
 
     def append(self, partition: int, append: Append, callback: AppendCallback) -> None:
         self._pending.append((partition, append, callback))
+        if self.complete_on_loop and len(self._pending) == 1:
+            asyncio.get_running_loop().call_soon(self.complete_pending)
 
     @property
     def pending(self) -> int:

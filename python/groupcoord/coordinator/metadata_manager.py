@@ -1,0 +1,406 @@
+"""Groups and offsets of the partitions this node owns, and their records.
+
+Kafka's ``GroupMetadataManager``: the cache of groups, the offset store, which
+``__consumer_offsets`` partitions are owned or loading, the writes (a group's metadata, offset
+commits, tombstones), and :meth:`GroupMetadataManager.replay`, the one function that applies a
+record to memory. Loading a partition replays its log through it; offset commits and their
+tombstones go through it live when their append completes, so offsets in memory are always
+what the log holds. Group metadata records are not replayed live: the live group, with its
+members mid-rebalance and parked requests, is their source and is already ahead of them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from groupcoord import codec
+from groupcoord.config import Config
+from groupcoord.coordinator.clock import Time
+from groupcoord.coordinator.group import ClassicGroup, ClassicGroupMember, GroupState
+from groupcoord.coordinator.offsets import OffsetStore
+from groupcoord.coordinator.records import (
+    CoordinatorRecord,
+    group_metadata_record,
+    group_metadata_tombstone,
+    offset_commit_record,
+    offset_commit_tombstone,
+)
+from groupcoord.coordinator.results import (
+    CommitCallback,
+    ErrorCallback,
+    OffsetAndMetadata,
+    PartitionOffset,
+    TopicPartition,
+)
+from groupcoord.errors import (
+    Errors,
+    append_error_to_response_error,
+    offset_commit_append_error_to_response_error,
+)
+from groupcoord.log import Append, AppendError, PartitionWriter
+from groupcoord.partitioner import partition_for
+
+log = logging.getLogger(__name__)
+
+NO_PRODUCER_ID = -1
+
+
+@dataclass(frozen=True)
+class _Write:
+    """An append in flight: its records and whether completing it replays them."""
+
+    records: Sequence[CoordinatorRecord]
+    replay: bool
+    producer_id: int = NO_PRODUCER_ID
+
+
+def offset_from_value(value: codec.OffsetCommitValue) -> OffsetAndMetadata:
+    return OffsetAndMetadata(
+        committed_offset=value.offset,
+        metadata=value.metadata,
+        commit_timestamp_ms=value.commit_timestamp,
+        leader_epoch=None if value.leader_epoch == -1 else value.leader_epoch,
+        expire_timestamp_ms=None if value.expire_timestamp == -1 else value.expire_timestamp,
+    )
+
+
+def group_from_value(group_id: str, value: codec.GroupMetadataValue, time: Time) -> ClassicGroup:
+    """A group as a GroupMetadata record describes it: Stable with its members, or Empty."""
+    group = ClassicGroup(
+        group_id,
+        time,
+        state=GroupState.STABLE if value.members else GroupState.EMPTY,
+        generation_id=value.generation,
+        protocol_type=value.protocol_type or None,
+        protocol_name=value.protocol,
+        leader_id=value.leader,
+    )
+    group.current_state_timestamp = (
+        None if value.current_state_timestamp == -1 else value.current_state_timestamp
+    )
+    for m in value.members:
+        group.add(
+            ClassicGroupMember(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                rebalance_timeout_ms=m.session_timeout if value.version == 0 else m.rebalance_timeout,
+                session_timeout_ms=m.session_timeout,
+                protocol_type=value.protocol_type,
+                supported_protocols=[(value.protocol or "", m.subscription)],
+                assignment=m.assignment,
+            )
+        )
+    group.leader_id = value.leader
+    group.subscribed_topics = group.compute_subscribed_topics()
+    return group
+
+
+class GroupMetadataManager:
+    def __init__(self, config: Config, writer: PartitionWriter, time: Time) -> None:
+        self.config = config
+        self.writer = writer
+        self.time = time
+        self.groups: dict[str, ClassicGroup] = {}
+        self.offsets = OffsetStore()
+        self.owned_partitions: set[int] = set()
+        self.loading_partitions: set[int] = set()
+        self.num_partitions = config.offsets_topic_num_partitions
+        self.offset_commits = 0
+        """Offsets committed (records appended) since start, for metrics."""
+        self.offsets_expired = 0
+
+    # --- partitions -------------------------------------------------------------------------
+
+    def partition_for(self, group_id: str) -> int:
+        return partition_for(group_id, self.num_partitions)
+
+    def is_group_local(self, group_id: str) -> bool:
+        return self.partition_for(group_id) in self.owned_partitions
+
+    def is_group_loading(self, group_id: str) -> bool:
+        return self.partition_for(group_id) in self.loading_partitions
+
+    def ownership_error(self, group_id: str) -> Errors | None:
+        """COORDINATOR_LOAD_IN_PROGRESS or NOT_COORDINATOR, or None if served here."""
+        partition = self.partition_for(group_id)
+        if partition in self.owned_partitions:
+            return None
+        if partition in self.loading_partitions:
+            return Errors.COORDINATOR_LOAD_IN_PROGRESS
+        return Errors.NOT_COORDINATOR
+
+    @property
+    def is_loading(self) -> bool:
+        return bool(self.loading_partitions)
+
+    def group_not_exists(self, group_id: str) -> bool:
+        """The group's partition is owned here and the group is absent or Dead."""
+        group = self.groups.get(group_id)
+        return self.is_group_local(group_id) and (group is None or group.is_in(GroupState.DEAD))
+
+    # --- groups -----------------------------------------------------------------------------
+
+    def get_group(self, group_id: str) -> ClassicGroup | None:
+        return self.groups.get(group_id)
+
+    def get_or_create_group(self, group_id: str) -> ClassicGroup:
+        group = self.groups.get(group_id)
+        if group is None:
+            group = self.groups[group_id] = ClassicGroup(group_id, self.time)
+        return group
+
+    def remove_group(self, group: ClassicGroup) -> None:
+        if self.groups.get(group.group_id) is group:
+            del self.groups[group.group_id]
+
+    def current_groups(self) -> list[ClassicGroup]:
+        return list(self.groups.values())
+
+    # --- replay -----------------------------------------------------------------------------
+
+    def replay(
+        self,
+        record_offset: int,
+        producer_id: int | None,
+        key: object,
+        value: object,
+    ) -> None:
+        """Apply one record of ``__consumer_offsets`` to memory.
+
+        ``producer_id`` is the producer of a transactional batch, None otherwise. Record types
+        this coordinator does not serve (the new coordinator's consumer, share and streams
+        groups) are skipped with a warning, as Kafka's loader skips unknown types.
+        """
+        if isinstance(key, codec.OffsetCommitKey):
+            tp = TopicPartition(key.topic, key.partition)
+            if isinstance(value, codec.OffsetCommitValue):
+                # A commit from a consumer that does not use group management creates a
+                # so-called simple group: Empty, no protocol type.
+                self.get_or_create_group(key.group)
+                self.offsets.replay_offset_commit(
+                    record_offset, producer_id, key.group, tp, offset_from_value(value)
+                )
+            elif value is None:
+                self.offsets.replay_offset_commit(record_offset, producer_id, key.group, tp, None)
+            else:
+                log.warning("Skipping offset record at %d with an undecodable value", record_offset)
+        elif isinstance(key, codec.GroupMetadataKey):
+            if isinstance(value, codec.GroupMetadataValue):
+                self.groups[key.group] = group_from_value(key.group, value, self.time)
+            elif value is None:
+                group = self.groups.pop(key.group, None)
+                if group is not None and self.offsets.has_offsets(key.group):
+                    self.groups[key.group] = ClassicGroup(key.group, self.time)
+            else:
+                log.warning("Skipping group record at %d with an undecodable value", record_offset)
+        else:
+            log.warning(
+                "Skipping record at offset %d of a type this coordinator does not serve (%r)",
+                record_offset, key,
+            )
+
+    def replay_end_transaction(self, partition: int, producer_id: int, commit: bool) -> None:
+        """Apply a transaction marker written to ``__consumer_offsets-<partition>``."""
+        self.offsets.replay_end_transaction(
+            producer_id, commit, lambda group_id: self.partition_for(group_id) == partition
+        )
+
+    def replay_log_record(self, record: codec.OffsetsRecord) -> None:
+        """:meth:`replay` of a record read back from the log (loading)."""
+        if record.control is not None:
+            if record.control in ("commit", "abort"):
+                self.replay_end_transaction(
+                    record.partition, record.producer_id, record.control == "commit"
+                )
+            return
+        self.replay(
+            record.offset,
+            record.producer_id if record.is_transactional else None,
+            record.key,
+            record.value,
+        )
+
+    # --- load and unload --------------------------------------------------------------------
+
+    def begin_loading(self, partition: int) -> bool:
+        """Mark ``partition`` loading; False if it is already owned or loading."""
+        if partition in self.owned_partitions or partition in self.loading_partitions:
+            return False
+        self.loading_partitions.add(partition)
+        return True
+
+    def complete_loading(self, partition: int) -> list[ClassicGroup]:
+        """Own ``partition``: return its groups, now served."""
+        self.loading_partitions.discard(partition)
+        self.owned_partitions.add(partition)
+        return [g for g in self.groups.values() if self.partition_for(g.group_id) == partition]
+
+    def remove_groups_for_partition(
+        self, partition: int, on_group_unloaded: Callable[[ClassicGroup], None]
+    ) -> tuple[int, int]:
+        """Stop owning ``partition``; returns (groups, offsets) removed from memory."""
+        self.owned_partitions.discard(partition)
+        self.loading_partitions.discard(partition)
+        groups = offsets = 0
+        for group_id in [g for g in self.groups if self.partition_for(g) == partition]:
+            group = self.groups.pop(group_id)
+            on_group_unloaded(group)
+            groups += 1
+        for group_id in [g for g in self.offsets.group_ids() if self.partition_for(g) == partition]:
+            offsets += self.offsets.num_offsets(group_id)
+            self.offsets.remove_group(group_id)
+        return groups, offsets
+
+    # --- writes -----------------------------------------------------------------------------
+
+    def _append(
+        self,
+        group_id: str,
+        write: _Write,
+        callback: Callable[[int | AppendError], None],
+    ) -> None:
+        partition = self.partition_for(group_id)
+        if partition not in self.owned_partitions:
+            callback(AppendError(Errors.NOT_LEADER_OR_FOLLOWER))
+            return
+        append = Append(
+            records=[r.encode() for r in write.records],
+            timestamp=self.time.milliseconds(),
+            producer_id=write.producer_id,
+            producer_epoch=0 if write.producer_id != NO_PRODUCER_ID else -1,
+            transactional=write.producer_id != NO_PRODUCER_ID,
+        )
+
+        def completed(result: int | AppendError) -> None:
+            if write.replay and not isinstance(result, AppendError):
+                producer = write.producer_id if write.producer_id != NO_PRODUCER_ID else None
+                for i, record in enumerate(write.records):
+                    self.replay(result + i, producer, record.key, record.value)
+            callback(result)
+
+        self.writer.append(partition, append, completed)
+
+    def store_group(
+        self,
+        group: ClassicGroup,
+        assignment: Mapping[str, bytes],
+        callback: ErrorCallback,
+    ) -> None:
+        """Persist the group (members, generation, ``assignment``); ``callback`` gets NONE or
+        the error the client should see."""
+        generation = group.generation_id
+        record = group_metadata_record(group, assignment)
+
+        def completed(result: int | AppendError) -> None:
+            if isinstance(result, AppendError):
+                log.warning("Storing group %s generation %d failed: %s",
+                            group.group_id, generation, result.error.name)
+                callback(append_error_to_response_error(result.error))
+            else:
+                callback(Errors.NONE)
+
+        self._append(group.group_id, _Write([record], replay=False), completed)
+
+    def store_offsets(
+        self,
+        group_id: str,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata],
+        callback: CommitCallback,
+        producer_id: int = NO_PRODUCER_ID,
+    ) -> None:
+        """Append offset commits; they are applied to memory when the append completes.
+
+        A partition whose metadata is longer than ``offset.metadata.max.bytes`` gets
+        OFFSET_METADATA_TOO_LARGE and is not written; the others are.
+        """
+        max_metadata = self.config.offset_metadata_max_bytes
+        valid = {tp: o for tp, o in offsets.items() if len(o.metadata) <= max_metadata}
+
+        def statuses(error: Errors) -> dict[TopicPartition, Errors]:
+            return {
+                tp: error if tp in valid else Errors.OFFSET_METADATA_TOO_LARGE for tp in offsets
+            }
+
+        if not valid:
+            callback(statuses(Errors.NONE))
+            return
+        records = [offset_commit_record(group_id, tp, o) for tp, o in valid.items()]
+        transactional = producer_id != NO_PRODUCER_ID
+        if not transactional:
+            self.offsets.begin_commit(group_id, valid)
+
+        def completed(result: int | AppendError) -> None:
+            if not transactional:
+                self.offsets.end_commit(group_id, valid)
+            if isinstance(result, AppendError):
+                log.debug("Offset commit of group %s failed: %s", group_id, result.error.name)
+                callback(statuses(offset_commit_append_error_to_response_error(result.error)))
+            else:
+                self.offset_commits += len(records)
+                callback(statuses(Errors.NONE))
+
+        self._append(group_id, _Write(records, replay=True, producer_id=producer_id), completed)
+
+    def write_tombstones(
+        self,
+        group_id: str,
+        tps: Iterable[TopicPartition],
+        with_group: bool,
+        callback: ErrorCallback | None = None,
+    ) -> int:
+        """Append tombstones for ``tps`` (and the group's metadata if ``with_group``); the
+        offsets leave memory when the append completes. Returns how many offsets."""
+        records = [offset_commit_tombstone(group_id, tp) for tp in tps]
+        removed = len(records)
+        if with_group:
+            records.append(group_metadata_tombstone(group_id))
+        if not records:
+            if callback is not None:
+                callback(Errors.NONE)
+            return 0
+
+        def completed(result: int | AppendError) -> None:
+            if isinstance(result, AppendError):
+                log.warning("Writing %d tombstones for group %s failed: %s",
+                            len(records), group_id, result.error.name)
+            if callback is not None:
+                callback(
+                    append_error_to_response_error(result.error)
+                    if isinstance(result, AppendError) else Errors.NONE
+                )
+
+        self._append(group_id, _Write(records, replay=True), completed)
+        return removed
+
+    # --- reads ------------------------------------------------------------------------------
+
+    def get_offsets(
+        self,
+        group_id: str,
+        require_stable: bool,
+        partitions: Sequence[TopicPartition] | None,
+    ) -> dict[TopicPartition, PartitionOffset]:
+        """The committed offsets of ``partitions`` (all of the group's if None). Never a stale
+        offset: with ``require_stable`` a partition with a commit in flight or in an open
+        transaction answers UNSTABLE_OFFSET_COMMIT."""
+        group = self.groups.get(group_id)
+        if group is not None and group.is_in(GroupState.DEAD):
+            return {tp: PartitionOffset() for tp in partitions or ()}
+        if partitions is None:
+            partitions = list(self.offsets.offsets(group_id))
+        result = {}
+        for tp in partitions:
+            if require_stable and self.offsets.has_pending(group_id, tp):
+                result[tp] = PartitionOffset(error=Errors.UNSTABLE_OFFSET_COMMIT)
+                continue
+            offset = self.offsets.offset(group_id, tp)
+            result[tp] = (
+                PartitionOffset()
+                if offset is None
+                else PartitionOffset(offset.committed_offset, offset.leader_epoch, offset.metadata)
+            )
+        return result
