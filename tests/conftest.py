@@ -1,4 +1,4 @@
-"""Fixtures of the purgatory suites: every test runs once per implementation."""
+"""Fixtures shared by the suites: the purgatory implementations, and one local Spark."""
 
 from __future__ import annotations
 
