@@ -124,8 +124,8 @@ def plot_activity(history: DataFrame, out: str, top: int) -> list[str]:
     width = bucket_ms(span["first"], span["last"])
     bucketed = all_commits.withColumn("bucket", F.floor(F.col("time") / width) * width)
     busiest = [r["group"] for r in all_commits.groupBy("group").count().orderBy(F.desc("count"), "group").limit(top).collect()]
-    per_group = (bucketed.where(F.col("group").isin(busiest)).groupBy("group", "topic", "bucket").count().toPandas())
-    total = bucketed.groupBy("bucket").count().toPandas()
+    per_group: Any = (bucketed.where(F.col("group").isin(busiest)).groupBy("group", "topic", "bucket").count().toPandas())
+    total: Any = bucketed.groupBy("bucket").count().toPandas()
     label = f"commits per {width // 1000:,} s"
     first_bucket = span["first"] // width * width
     buckets = list(range(first_bucket, span["last"] // width * width + width, width))
@@ -161,7 +161,7 @@ def plot_activity(history: DataFrame, out: str, top: int) -> list[str]:
 
 
 def _times(ms: Any) -> Any:
-    import pandas as pd
+    import pandas as pd  # type: ignore[import-untyped]
 
     return pd.to_datetime(ms, unit="ms", utc=True)
 

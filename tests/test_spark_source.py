@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 from pyspark.errors import PySparkException
 from pyspark.sql.pandas.types import from_arrow_schema
@@ -47,8 +48,7 @@ def every_kind_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_history_is_every_record_in_the_codec_schema(spark: Any, every_kind_dir: Path) -> None:
     df = spark.read.format("consumer_offsets").load(str(every_kind_dir))
-    assert df.schema == from_arrow_schema(codec.arrow_schema().append(
-        __import__("pyarrow").field("_corrupt_record", CORRUPT_RECORD_TYPE)))
+    assert df.schema == from_arrow_schema(codec.arrow_schema().append(pa.field("_corrupt_record", CORRUPT_RECORD_TYPE)))
     rows = collect(df)
     expected = [r for path in sorted(every_kind_dir.glob("*/*.log"))
                 for r in codec.decode_segment_arrow(path).to_pylist()]
