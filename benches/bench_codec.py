@@ -1,10 +1,11 @@
 """Codec benchmarks: decoding a realistic segment with the Rust codec (``rust``) and with
 kafka-python's record parser plus pure-Python key/value decoding (``python``), per
-compression, side by side.
+compression, side by side; and the ceilings of the Rust decode on the same segments:
+CRC-32C alone and decompression alone (each batch's records into one reused buffer).
 
 Full scale decodes 100 MB of records per round; ``GROUPCOORD_BENCH_SCALE=smoke`` 256 KB.
-``extra_info`` records MB/s and records/s of the round (recomputed by the report from the
-median).
+``extra_info`` holds the segment's bytes and records, from which the report computes MB/s
+and records/s of the median round.
 """
 
 from __future__ import annotations
@@ -16,26 +17,29 @@ import pytest
 from conftest import scaled
 from offsets_data import segment
 
-from groupcoord import codec, pycodec
+from groupcoord import _native, codec, pycodec
 
 COMPRESSIONS = ["none", "gzip", "snappy", "lz4", "zstd"]
 SIZE = scaled(100 << 20, 256 << 10)
 
 
-def _versions() -> str:
+def _peers() -> str:
+    """The baseline's versions, and whether kafka-python found its C CRC-32C."""
     import importlib.metadata as md
 
+    from kafka.record import util
+
     names = ("kafka-python", "crc32c", "python-snappy", "lz4", "zstandard")
-    return ", ".join(f"{n} {md.version(n)}" for n in names)
+    versions = ", ".join(f"{n} {md.version(n)}" for n in names)
+    return f"{versions}; kafka-python C crc32c: {util.crc32c_c is not None}"
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _print_peer_versions() -> None:
     from kafka.record import util
 
-    accelerated = util.crc32c_c is not None
-    print(f"\ncodec benchmark peers: {_versions()}; kafka-python C crc32c: {accelerated}")
-    assert accelerated, "the baseline must run with the crc32c C accelerator"
+    print(f"\ncodec benchmark peers: {_peers()}")
+    assert util.crc32c_c is not None, "the baseline must run with the crc32c C accelerator"
 
 
 @pytest.mark.parametrize("compression", COMPRESSIONS)
@@ -53,7 +57,7 @@ def test_decode_objects(benchmark: Any, impl: str, compression: str) -> None:
     benchmark.group = f"decode-objects-{compression}"
     result = benchmark.pedantic(rust if impl == "rust" else python, rounds=scaled(3, 1), iterations=1)
     assert result == expected
-    benchmark.extra_info.update(bytes=len(data), records=expected)
+    benchmark.extra_info.update(bytes=len(data), records=expected, peers=_peers())
 
 
 def _python_arrow(data: bytes) -> Any:
@@ -85,17 +89,28 @@ def test_decode_arrow(benchmark: Any, impl: str, compression: str) -> None:
     benchmark.group = f"decode-arrow-{compression}"
     result = benchmark.pedantic(rust if impl == "rust" else python, rounds=scaled(3, 1), iterations=1)
     assert result == expected
-    benchmark.extra_info.update(bytes=len(data), records=expected)
+    benchmark.extra_info.update(bytes=len(data), records=expected, peers=_peers())
 
 
 @pytest.mark.parametrize("compression", COMPRESSIONS)
-def test_read_batches_ceiling(benchmark: Any, compression: str) -> None:
-    """Parsing batches with CRC checks and decompression but no key/value decoding: the
-    ceiling for the decode above."""
+def test_crc32c_ceiling(benchmark: Any, compression: str) -> None:
+    """CRC-32C of every batch over the same segment, nothing else: what checking costs."""
     data = segment(SIZE, compression)
-    benchmark.group = f"decode-objects-{compression}"
-    batches = benchmark.pedantic(lambda: codec.read_batches(data), rounds=scaled(3, 1), iterations=1)
-    benchmark.extra_info.update(bytes=len(data), records=sum(len(b.records) for b in batches))
+    benchmark.group = f"ceiling-{compression}"
+    batches = benchmark.pedantic(lambda: _native.checksum_batches(data), rounds=scaled(3, 1), iterations=1)
+    assert batches == len(codec.read_batches(data))
+    benchmark.extra_info.update(bytes=len(data), records=len(codec.decode_records(data)), ceiling="crc32c")
+
+
+@pytest.mark.parametrize("compression", [c for c in COMPRESSIONS if c != "none"])
+def test_decompress_ceiling(benchmark: Any, compression: str) -> None:
+    """Decompression alone: each batch's records into one reused buffer, no parsing."""
+    data = segment(SIZE, compression)
+    benchmark.group = f"ceiling-{compression}"
+    decompressed = benchmark.pedantic(lambda: _native.decompress_batches(data), rounds=scaled(3, 1), iterations=1)
+    assert decompressed > len(data)
+    benchmark.extra_info.update(bytes=len(data), records=len(codec.decode_records(data)),
+                                decompressed_bytes=decompressed, ceiling="decompress")
 
 
 def test_pycodec_matches_rust() -> None:

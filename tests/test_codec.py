@@ -103,6 +103,59 @@ def test_records_are_immutable_comparable_and_hashable() -> None:
     assert "OffsetCommitKey(group=\"g\"" in repr(key)
 
 
+def test_decoded_records_equal_constructed_ones() -> None:
+    sub = codec.encode_subscription(ConsumerProtocolSubscription(["a"], version=1))
+    member = MemberMetadata("m-1", None, "c", "/h", 300_000, 45_000, sub, b"")
+    value = GroupMetadataValue("consumer", 3, "range", "m-1", 7, [member])
+    commit = OffsetCommitValue(10, "meta", 5, 2)
+    log = codec.write_batch(
+        [(codec.encode_key(GroupMetadataKey("g")), codec.encode_value(value)),
+         (codec.encode_key(OffsetCommitKey("g", "a", 0)), codec.encode_value(commit)),
+         (codec.encode_key(OffsetCommitKey("g", "a", 1)), codec.encode_value(commit))],
+        base_offset=0, timestamp=1, compression="zstd")
+    group, first, second = codec.decode_records(log)
+    assert group.key == GroupMetadataKey("g") and group.value == value
+    assert hash(group.value) == hash(value) and group.value.members == [member]
+    assert hash(group.value.members[0]) == hash(member)
+    assert first.value == second.value == commit and hash(first.value) == hash(commit)
+    assert first.key.group is second.key.group, "names repeated within one decode are shared"
+    assert group.value != GroupMetadataValue("consumer", 3, "range", "m-1", 7, [])
+    assert (group.value == "not a value") is False and group.value != 3
+    assert value.to_dict()["members"] == [member.to_dict()]
+
+
+def test_bulk_decodes_release_the_gil() -> None:
+    """Another Python thread runs while a decode checks and decompresses batches."""
+    import threading
+
+    value = codec.encode_value(OffsetCommitValue(1, "metadata " * 400, 5))
+    batch = codec.write_batch([(OFFSET_KEY, value)] * 50, base_offset=0, timestamp=1, compression="gzip")
+    log = batch * 400
+    ticks = 0
+    stop = threading.Event()
+
+    def count() -> None:
+        nonlocal ticks
+        while not stop.is_set():
+            ticks += 1
+
+    thread = threading.Thread(target=count)
+    thread.start()
+    try:
+        for decode in (codec.valid_prefix_length, codec.decode_arrow, codec.decode_records):
+            moved = False
+            for _ in range(20):
+                before = ticks
+                decode(log)
+                if ticks > before:
+                    moved = True
+                    break
+            assert moved, f"{decode.__name__} held the GIL throughout"
+    finally:
+        stop.set()
+        thread.join(timeout=10)
+
+
 def test_unknown_types_pass_through_opaque() -> None:
     key = codec.decode_key(bytes.fromhex("0009000567726f7570"))  # a share-group record
     assert key == OpaqueKey(9, bytes.fromhex("000567726f7570"))

@@ -85,3 +85,100 @@ def test_segment_and_corruption(tmp_path: object) -> None:
     assert info.value.position == 241
     partial = codec.decode_segment_arrow(path, stop_at_corruption=True)
     assert partial.num_rows == 2 and partial.column("partition").to_pylist() == [4, 4]
+
+
+def realistic_log(compression: str, batches: int = 40, seed: int = 3) -> bytes:
+    """Coordinator-like batches (as in the benchmark): commits and consumer groups."""
+    import random
+
+    rng = random.Random(seed)
+    topics = ["orders", "payments", "clicks", "audit", "ünïcode"]
+    chunks = []
+    offset = 0
+    for b in range(batches):
+        group = f"group-{rng.randrange(7)}"
+        records = []
+        for _ in range(rng.randint(1, 20)):
+            if rng.random() < 0.8:
+                key: codec.Key = codec.OffsetCommitKey(group, rng.choice(topics), rng.randrange(8))
+                value: codec.Value | None = codec.OffsetCommitValue(
+                    rng.randrange(10**6), rng.choice(["", "m"]), 5, rng.randrange(3), version=rng.choice([1, 3, 4]))
+            else:
+                members = []
+                for m in range(rng.randint(0, 5)):
+                    mine = sorted(rng.sample(topics, 2))
+                    members.append(codec.MemberMetadata(
+                        f"c-{m}-{rng.getrandbits(32):x}", rng.choice([None, f"i-{m}"]), f"c-{m}", "/10.0.0.1",
+                        300_000, 45_000,
+                        codec.encode_subscription(codec.ConsumerProtocolSubscription(mine, version=1)),
+                        codec.encode_assignment(codec.ConsumerProtocolAssignment([(t, [m]) for t in mine], version=0))))
+                key = codec.GroupMetadataKey(group)
+                value = codec.GroupMetadataValue(rng.choice(["consumer", "connect"]), b, "range",
+                                                 members[0].member_id if members else None, 9, members,
+                                                 version=rng.choice([3, 4]))
+            if rng.random() < 0.05:
+                value = None
+            records.append((codec.encode_key(key), None if value is None else codec.encode_value(value)))
+        chunks.append(codec.write_batch(records, base_offset=offset, timestamp=1000 + b, compression=compression))
+        offset += len(records)
+    return b"".join(chunks)
+
+
+@pytest.mark.parametrize("compression", codec.COMPRESSIONS)
+def test_arrow_agrees_with_objects_on_realistic_logs(compression: str) -> None:
+    """The two decode paths share only the batch and record parser; their outputs must agree
+    field by field."""
+    data = realistic_log(compression)
+    records = codec.decode_records(data, partition=3)
+    rows = codec.decode_arrow(data, partition=3).to_pylist()
+    assert len(rows) == len(records) > 100
+    for row, rec in zip(rows, records):
+        assert (row["offset"], row["timestamp"], row["partition"]) == (rec.offset, rec.timestamp, 3)
+        assert row["is_tombstone"] == (rec.value is None)
+        key = rec.key
+        assert row["group"] == key.group and row["record_type"] == key.record_type
+        if isinstance(key, codec.OffsetCommitKey):
+            assert (row["topic"], row["key_partition"]) == (key.topic, key.partition)
+        value = rec.value
+        if isinstance(value, codec.OffsetCommitValue):
+            assert (row["committed_offset"], row["metadata"], row["leader_epoch"], row["expire_timestamp"],
+                    row["value_version"]) == (value.offset, value.metadata, value.leader_epoch,
+                                              value.expire_timestamp, value.version)
+        elif isinstance(value, codec.GroupMetadataValue):
+            assert (row["protocol_type"], row["generation"], row["leader"]) == (
+                value.protocol_type, value.generation, value.leader)
+            assert len(row["members"]) == len(value.members)
+            consumer = value.protocol_type == "consumer"
+            for m_row, m in zip(row["members"], value.members):
+                assert {k: m_row[k] for k in m.to_dict()} == m.to_dict()
+                if consumer:
+                    assert m_row["subscribed_topics"] == codec.decode_subscription(m.subscription).topics
+                    assigned = codec.decode_assignment(m.assignment).assigned_partitions
+                    assert [(a["topic"], a["partitions"]) for a in m_row["assigned_partitions"]] == assigned
+                else:
+                    assert m_row["subscribed_topics"] is None and m_row["assigned_partitions"] is None
+        else:
+            assert value is None and row["committed_offset"] is None and row["members"] is None
+
+
+def test_arrow_keeps_the_batches_before_a_corrupt_one() -> None:
+    data = realistic_log("lz4", batches=10)
+    sizes = [b.size for b in codec.read_batches(data)]
+    damaged = bytearray(data)
+    damaged[sum(sizes[:6]) + 70] ^= 0xFF  # inside the 7th batch: its CRC no longer matches
+    kept = codec.decode_arrow(bytes(damaged), stop_at_corruption=True)
+    assert kept.num_rows == sum(len(b.records) for b in codec.read_batches(data)[:6])
+    assert kept.to_pylist() == codec.decode_arrow(data[: sum(sizes[:6])]).to_pylist()
+
+
+def test_a_corrupt_record_drops_its_whole_batch() -> None:
+    good = realistic_log("none", batches=3)
+    commit = (codec.encode_key(codec.OffsetCommitKey("g", "t", 0)), codec.encode_value(codec.OffsetCommitValue(1)))
+    bad = codec.write_batch([commit, commit, (b"\x00\x01\x00", None)], base_offset=10_000, timestamp=1)
+    data = good + bad + good
+    with pytest.raises(codec.CorruptRecordError) as info:
+        codec.decode_arrow(data)
+    assert info.value.position == len(good)
+    kept = codec.decode_arrow(data, stop_at_corruption=True)
+    assert kept.to_pylist() == codec.decode_arrow(good).to_pylist()
+    assert len(codec.decode_records(data, stop_at_corruption=True)) == kept.num_rows

@@ -464,6 +464,15 @@ def read_segment(path: str | PathLike[str], *, stop_at_corruption: bool = False)
 def valid_prefix_length(data: _Buffer) -> int:
     """Bytes at the start of ``data`` that are whole, valid batches (where recovery truncates)."""
 
+def checksum_batches(data: _Buffer) -> int:
+    """Benchmark ceiling: the CRC-32C of every batch and nothing else (no parsing, no
+    decompression); returns how many batches match their stored CRC."""
+
+def decompress_batches(data: _Buffer) -> int:
+    """Benchmark ceiling: decompress every compressed batch's records into one reused buffer,
+    parsing nothing; returns the number of bytes decompressed (0 for uncompressed logs).
+    Raises :class:`CorruptRecordError` if a batch does not decompress."""
+
 def write_batch(
     records: Sequence[tuple[bytes | None, bytes | None]],
     *,
@@ -478,6 +487,36 @@ def write_batch(
 ) -> bytes:
     """One RecordBatch v2 as a broker writes the coordinator's appends (CreateTime, every
     record stamped ``timestamp``, offsets ``base_offset`` onwards, CRC-32C)."""
+
+_RecordToWrite: TypeAlias = (
+    tuple[int, int, bytes | None, bytes | None]
+    | tuple[int, int, bytes | None, bytes | None, list[tuple[str, bytes | None]]]
+)
+
+def write_records(
+    records: Iterable[_RecordToWrite],
+    *,
+    base_offset: int,
+    last_offset: int | None = None,
+    timestamp: int = -1,
+    delete_horizon_ms: int | None = None,
+    compression: str = "none",
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = 0,
+    is_transactional: bool = False,
+    is_control: bool = False,
+    partition_leader_epoch: int = 0,
+) -> bytes:
+    """One RecordBatch v2 whose records, ``(offset, timestamp, key, value[, headers])``, keep
+    their own offsets and timestamps: appends merged into one batch, or what the log cleaner
+    retains of a batch (Kafka's ``buildRetainedRecordsInto``).
+
+    The batch spans ``base_offset..last_offset`` (default: the last record's offset) whatever
+    records remain; offsets must increase within it. The base timestamp is the first record's,
+    or ``delete_horizon_ms`` when given (attribute bit 6, record timestamps relative to it).
+    With no records the batch is empty and both its timestamps are ``timestamp``.
+    """
 
 def write_control_batch(
     *,

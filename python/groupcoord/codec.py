@@ -3,8 +3,8 @@
 Reading: :func:`read_batches` / :func:`read_segment` give the raw batches;
 :func:`decode_records` / :func:`decode_segment` give every record with its key and value
 decoded; :func:`decode_arrow` / :func:`decode_segment_arrow` the same as one Arrow record
-batch (schema: :func:`arrow_schema`). Writing: :func:`write_batch`, :func:`write_control_batch`, :func:`encode_key`,
-:func:`encode_value`. Corrupt or truncated input raises :class:`CorruptRecordError` (a
+batch (schema: :func:`arrow_schema`). Writing: :func:`write_batch`, :func:`write_records`,
+:func:`write_control_batch`, :func:`encode_key`, :func:`encode_value`. Corrupt or truncated input raises :class:`CorruptRecordError` (a
 ``ValueError``) naming the byte position.
 """
 
@@ -43,6 +43,7 @@ from groupcoord._native import (
     valid_prefix_length,
     write_batch,
     write_control_batch,
+    write_records,
 )
 
 Key = OffsetCommitKey | GroupMetadataKey | ConsumerGroupKey | OpaqueKey
@@ -88,4 +89,5 @@ __all__ = [
     "valid_prefix_length",
     "write_batch",
     "write_control_batch",
+    "write_records",
 ]

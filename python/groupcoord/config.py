@@ -62,6 +62,15 @@ CONFIG_DEFS: tuple[ConfigDef, ...] = (
               "How long the cleaner keeps tombstones.", 0),
     ConfigDef("log.cleaner.min.cleanable.ratio", float, 0.5,
               "Dirty fraction of a log above which the cleaner compacts it.", 0),
+    ConfigDef("log.cleaner.enable", bool, True,
+              "Run the log cleaner (compaction of __consumer_offsets).", None),
+    ConfigDef("log.cleaner.backoff.ms", int, 15_000,
+              "How long the cleaner sleeps when no log needs cleaning.", 0),
+    ConfigDef("log.cleaner.dedupe.buffer.size", int, 134_217_728,
+              "Memory for the cleaner's key map; bounds the keys one cleaning pass can map "
+              "(24 bytes per key as Kafka counts them).", 1024),
+    ConfigDef("log.index.interval.bytes", int, 4096,
+              "Bytes of log between two entries of a segment's offset index.", 0),
     ConfigDef("auto.create.topics.enable", bool, True,
               "Create unknown topics named in metadata requests.", None),
     ConfigDef("num.partitions", int, 1, "Partitions of an auto-created topic.", 1),
@@ -119,6 +128,10 @@ class Config:
     log_flush_interval_ms: int = -1
     log_cleaner_delete_retention_ms: int = 86_400_000
     log_cleaner_min_cleanable_ratio: float = 0.5
+    log_cleaner_enable: bool = True
+    log_cleaner_backoff_ms: int = 15_000
+    log_cleaner_dedupe_buffer_size: int = 134_217_728
+    log_index_interval_bytes: int = 4096
     auto_create_topics_enable: bool = True
     num_partitions: int = 1
     extra: Mapping[str, str] = field(default_factory=dict)

@@ -19,7 +19,7 @@ from groupcoord import codec
 from groupcoord.config import Config
 from groupcoord.coordinator.clock import Time
 from groupcoord.coordinator.group import ClassicGroup, ClassicGroupMember, GroupState
-from groupcoord.coordinator.offsets import OffsetStore
+from groupcoord.coordinator.offsets import OffsetStore, Transaction
 from groupcoord.coordinator.records import (
     CoordinatorRecord,
     group_metadata_record,
@@ -57,12 +57,13 @@ class _Write:
 
 
 def offset_from_value(value: codec.OffsetCommitValue) -> OffsetAndMetadata:
+    leader_epoch, expire_timestamp = value.leader_epoch, value.expire_timestamp
     return OffsetAndMetadata(
-        committed_offset=value.offset,
-        metadata=value.metadata,
-        commit_timestamp_ms=value.commit_timestamp,
-        leader_epoch=None if value.leader_epoch == -1 else value.leader_epoch,
-        expire_timestamp_ms=None if value.expire_timestamp == -1 else value.expire_timestamp,
+        value.offset,
+        value.metadata,
+        value.commit_timestamp,
+        None if leader_epoch == -1 else leader_epoch,
+        None if expire_timestamp == -1 else expire_timestamp,
     )
 
 
@@ -108,6 +109,7 @@ class GroupMetadataManager:
         self.offsets = OffsetStore()
         self.owned_partitions: set[int] = set()
         self.loading_partitions: set[int] = set()
+        self._loaded_group_values: dict[str, codec.GroupMetadataValue | None] = {}
         self.num_partitions = config.offsets_topic_num_partitions
         self.offset_commits = 0
         """Offsets committed (records appended) since start, for metrics."""
@@ -165,49 +167,61 @@ class GroupMetadataManager:
     def replay(
         self,
         record_offset: int,
-        producer_id: int | None,
+        transaction: Transaction | None,
         key: object,
         value: object,
     ) -> None:
         """Apply one record of ``__consumer_offsets`` to memory.
 
-        ``producer_id`` is the producer of a transactional batch, None otherwise. Record types
+        ``transaction`` is (producer id, partition) for a record of a transactional batch,
+        None otherwise. Record types
         this coordinator does not serve (the new coordinator's consumer, share and streams
-        groups) are skipped with a warning, as Kafka's loader skips unknown types.
+        groups) are skipped with a warning, as Kafka's loader skips unknown types. While the
+        group's partition loads, a group metadata record is kept and applied when the load
+        completes: only each group's last record matters, as in Kafka's loader.
         """
-        if isinstance(key, codec.OffsetCommitKey):
+        kind = type(key)
+        if kind is codec.OffsetCommitKey:
+            assert isinstance(key, codec.OffsetCommitKey)
             tp = TopicPartition(key.topic, key.partition)
-            if isinstance(value, codec.OffsetCommitValue):
+            if type(value) is codec.OffsetCommitValue:
                 # A commit from a consumer that does not use group management creates a
                 # so-called simple group: Empty, no protocol type.
-                self.get_or_create_group(key.group)
+                if key.group not in self.groups:
+                    self.groups[key.group] = ClassicGroup(key.group, self.time)
                 self.offsets.replay_offset_commit(
-                    record_offset, producer_id, key.group, tp, offset_from_value(value)
+                    record_offset, transaction, key.group, tp, offset_from_value(value)
                 )
             elif value is None:
-                self.offsets.replay_offset_commit(record_offset, producer_id, key.group, tp, None)
+                self.offsets.replay_offset_commit(record_offset, transaction, key.group, tp, None)
             else:
                 log.warning("Skipping offset record at %d with an undecodable value", record_offset)
-        elif isinstance(key, codec.GroupMetadataKey):
-            if isinstance(value, codec.GroupMetadataValue):
-                self.groups[key.group] = group_from_value(key.group, value, self.time)
-            elif value is None:
-                group = self.groups.pop(key.group, None)
-                if group is not None and self.offsets.has_offsets(key.group):
-                    self.groups[key.group] = ClassicGroup(key.group, self.time)
-            else:
+        elif kind is codec.GroupMetadataKey:
+            assert isinstance(key, codec.GroupMetadataKey)
+            if value is not None and type(value) is not codec.GroupMetadataValue:
                 log.warning("Skipping group record at %d with an undecodable value", record_offset)
+            elif self.partition_for(key.group) in self.loading_partitions:
+                # Only a group's last record matters: build it once the load completes.
+                self._loaded_group_values[key.group] = value
+            else:
+                self._apply_group_value(key.group, value)
         else:
             log.warning(
                 "Skipping record at offset %d of a type this coordinator does not serve (%r)",
                 record_offset, key,
             )
 
+    def _apply_group_value(self, group_id: str, value: codec.GroupMetadataValue | None) -> None:
+        if value is not None:
+            self.groups[group_id] = group_from_value(group_id, value, self.time)
+            return
+        group = self.groups.pop(group_id, None)
+        if group is not None and self.offsets.has_offsets(group_id):
+            self.groups[group_id] = ClassicGroup(group_id, self.time)
+
     def replay_end_transaction(self, partition: int, producer_id: int, commit: bool) -> None:
         """Apply a transaction marker written to ``__consumer_offsets-<partition>``."""
-        self.offsets.replay_end_transaction(
-            producer_id, commit, lambda group_id: self.partition_for(group_id) == partition
-        )
+        self.offsets.replay_end_transaction((producer_id, partition), commit)
 
     def replay_log_record(self, record: codec.OffsetsRecord) -> None:
         """:meth:`replay` of a record read back from the log (loading)."""
@@ -219,7 +233,7 @@ class GroupMetadataManager:
             return
         self.replay(
             record.offset,
-            record.producer_id if record.is_transactional else None,
+            (record.producer_id, record.partition) if record.is_transactional else None,
             record.key,
             record.value,
         )
@@ -234,7 +248,10 @@ class GroupMetadataManager:
         return True
 
     def complete_loading(self, partition: int) -> list[ClassicGroup]:
-        """Own ``partition``: return its groups, now served."""
+        """Own ``partition``: apply its groups' last metadata records; return its groups, now
+        served."""
+        for group_id in [g for g in self._loaded_group_values if self.partition_for(g) == partition]:
+            self._apply_group_value(group_id, self._loaded_group_values.pop(group_id))
         self.loading_partitions.discard(partition)
         self.owned_partitions.add(partition)
         return [g for g in self.groups.values() if self.partition_for(g.group_id) == partition]
@@ -245,6 +262,8 @@ class GroupMetadataManager:
         """Stop owning ``partition``; returns (groups, offsets) removed from memory."""
         self.owned_partitions.discard(partition)
         self.loading_partitions.discard(partition)
+        for group_id in [g for g in self._loaded_group_values if self.partition_for(g) == partition]:
+            del self._loaded_group_values[group_id]
         groups = offsets = 0
         for group_id in [g for g in self.groups if self.partition_for(g) == partition]:
             group = self.groups.pop(group_id)
@@ -277,9 +296,11 @@ class GroupMetadataManager:
 
         def completed(result: int | AppendError) -> None:
             if write.replay and not isinstance(result, AppendError):
-                producer = write.producer_id if write.producer_id != NO_PRODUCER_ID else None
+                transaction = (
+                    (write.producer_id, partition) if write.producer_id != NO_PRODUCER_ID else None
+                )
                 for i, record in enumerate(write.records):
-                    self.replay(result + i, producer, record.key, record.value)
+                    self.replay(result + i, transaction, record.key, record.value)
             callback(result)
 
         self.writer.append(partition, append, completed)

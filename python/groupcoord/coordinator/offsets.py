@@ -20,13 +20,12 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from groupcoord.coordinator.results import OffsetAndMetadata, TopicPartition
 
 
-@dataclass(frozen=True)
-class CommittedOffset:
+class CommittedOffset(NamedTuple):
     """An offset with the log offset of the record that committed it."""
 
     offset: OffsetAndMetadata
@@ -35,12 +34,16 @@ class CommittedOffset:
 
 GroupOffsets = dict[TopicPartition, CommittedOffset]
 
+Transaction = tuple[int, int]
+"""A producer's transaction as one partition of ``__consumer_offsets`` sees it: (producer id,
+partition). Each partition's marker ends only what was written to that partition."""
+
 
 class OffsetStore:
     def __init__(self) -> None:
         self._committed: dict[str, GroupOffsets] = {}
-        self._pending_txn: dict[int, dict[str, GroupOffsets]] = {}
-        self._open_txns_by_group: defaultdict[str, set[int]] = defaultdict(set)
+        self._pending_txn: dict[Transaction, dict[str, GroupOffsets]] = {}
+        self._open_txns_by_group: defaultdict[str, set[Transaction]] = defaultdict(set)
         self._in_flight: Counter[tuple[str, TopicPartition]] = Counter()
 
     # --- replay -----------------------------------------------------------------------------
@@ -48,42 +51,38 @@ class OffsetStore:
     def replay_offset_commit(
         self,
         record_offset: int,
-        producer_id: int | None,
+        transaction: Transaction | None,
         group_id: str,
         tp: TopicPartition,
         offset: OffsetAndMetadata | None,
     ) -> None:
-        """Apply one offset record; ``producer_id`` is set for a record of a transaction."""
+        """Apply one offset record; ``transaction`` is set for a record of a transaction."""
         if offset is not None:
             committed = CommittedOffset(offset, record_offset)
-            if producer_id is None:
+            if transaction is None:
                 self._committed.setdefault(group_id, {})[tp] = committed
             else:
-                self._pending_txn.setdefault(producer_id, {}).setdefault(group_id, {})[tp] = committed
-                self._open_txns_by_group[group_id].add(producer_id)
+                self._pending_txn.setdefault(transaction, {}).setdefault(group_id, {})[tp] = committed
+                self._open_txns_by_group[group_id].add(transaction)
             return
         group = self._committed.get(group_id)
         if group is not None:
             group.pop(tp, None)
             if not group:
                 del self._committed[group_id]
-        for pid in self._open_txns_by_group.get(group_id, ()):
-            self._pending_txn[pid].get(group_id, {}).pop(tp, None)
+        for transaction in self._open_txns_by_group.get(group_id, ()):
+            self._pending_txn[transaction].get(group_id, {}).pop(tp, None)
 
-    def replay_end_transaction(
-        self, producer_id: int, commit: bool, in_partition: Callable[[str], bool]
-    ) -> None:
-        """Apply a transaction marker of ``producer_id`` written to the partition whose groups
-        ``in_partition`` recognizes: the transaction's offsets of other partitions' groups wait
-        for their own partition's marker."""
-        pending = self._pending_txn.get(producer_id)
+    def replay_end_transaction(self, transaction: Transaction, commit: bool) -> None:
+        """Apply a transaction marker: it ends what the producer wrote to the marker's own
+        partition (the transaction's offsets in other partitions wait for their markers)."""
+        pending = self._pending_txn.pop(transaction, None)
         if pending is None:
             return
-        for group_id in [g for g in pending if in_partition(g)]:
-            offsets = pending.pop(group_id)
+        for group_id, offsets in pending.items():
             open_txns = self._open_txns_by_group.get(group_id)
             if open_txns is not None:
-                open_txns.discard(producer_id)
+                open_txns.discard(transaction)
                 if not open_txns:
                     del self._open_txns_by_group[group_id]
             if not commit:
@@ -95,8 +94,6 @@ class OffsetStore:
                     group[tp] = committed
             if not group:
                 del self._committed[group_id]
-        if not pending:
-            del self._pending_txn[producer_id]
 
     # --- commits in flight ------------------------------------------------------------------
 
@@ -121,17 +118,17 @@ class OffsetStore:
     def committed(self, group_id: str) -> GroupOffsets:
         return dict(self._committed.get(group_id, {}))
 
-    def pending_transactional(self) -> dict[int, dict[str, GroupOffsets]]:
-        """Open transactions' offsets, by producer id and group (for inspection and tests)."""
-        return {pid: {g: dict(o) for g, o in groups.items()} for pid, groups in self._pending_txn.items()}
+    def pending_transactional(self) -> dict[Transaction, dict[str, GroupOffsets]]:
+        """Open transactions' offsets, by transaction and group (for inspection and tests)."""
+        return {t: {g: dict(o) for g, o in groups.items()} for t, groups in self._pending_txn.items()}
 
     def has_pending(self, group_id: str, tp: TopicPartition) -> bool:
         """A commit of ``tp`` is in flight or part of an open transaction."""
         if (group_id, tp) in self._in_flight:
             return True
         return any(
-            tp in self._pending_txn[pid].get(group_id, {})
-            for pid in self._open_txns_by_group.get(group_id, ())
+            tp in self._pending_txn[transaction].get(group_id, {})
+            for transaction in self._open_txns_by_group.get(group_id, ())
         )
 
     def has_offsets(self, group_id: str) -> bool:
@@ -149,7 +146,7 @@ class OffsetStore:
         """Groups with committed offsets or open transactions."""
         return iter(set(self._committed) | set(self._open_txns_by_group))
 
-    def open_transactions(self, group_id: str) -> set[int]:
+    def open_transactions(self, group_id: str) -> set[Transaction]:
         return set(self._open_txns_by_group.get(group_id, ()))
 
     def expired(
@@ -181,10 +178,10 @@ class OffsetStore:
     def remove_group(self, group_id: str) -> None:
         """Forget everything about the group (its partition emigrated)."""
         self._committed.pop(group_id, None)
-        for pid in self._open_txns_by_group.pop(group_id, set()):
-            groups = self._pending_txn.get(pid, {})
+        for transaction in self._open_txns_by_group.pop(group_id, set()):
+            groups = self._pending_txn.get(transaction, {})
             groups.pop(group_id, None)
             if not groups:
-                self._pending_txn.pop(pid, None)
+                self._pending_txn.pop(transaction, None)
         for key in [k for k in self._in_flight if k[0] == group_id]:
             del self._in_flight[key]

@@ -103,12 +103,12 @@ class GroupOverview:
     group_type: str = "classic"
 
 
-@dataclass(frozen=True)
-class OffsetAndMetadata:
+class OffsetAndMetadata(NamedTuple):
     """A committed offset as a commit request carries it and the log stores it.
 
     ``leader_epoch`` and ``expire_timestamp_ms`` are None when absent (-1 on the wire and in
     the record); ``expire_timestamp_ms`` comes only from OffsetCommit v2-v4's retention time.
+    (A named tuple: a partition's load builds one per offset record.)
     """
 
     committed_offset: int

@@ -57,6 +57,12 @@ class Append:
     control: Literal["commit", "abort"] | None = None
     coordinator_epoch: int = 0
 
+    def __post_init__(self) -> None:
+        if self.control is None and not self.records:
+            raise ValueError("an append needs at least one record")
+        if self.control is not None and (self.records or self.producer_id < 0):
+            raise ValueError("a transaction marker carries no records and names its producer id")
+
 
 AppendCallback = Callable[[int | AppendError], None]
 """Receives the log offset of the append's first record, or the error that failed it."""

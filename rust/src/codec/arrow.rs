@@ -1,6 +1,7 @@
 //! A decoded `__consumer_offsets` log as one Arrow record batch: one row per record, with no
-//! per-record Python object. The schema ([`schema`]) is the one documented in the package's
-//! stub (`decode_arrow`):
+//! per-record Python object, decoded straight from the log buffer into the columns (keys and
+//! values are borrowed, never copied twice). The schema ([`schema`]) is the one documented in
+//! the package's stub (`decode_arrow`):
 //!
 //! | column | type | set for |
 //! |---|---|---|
@@ -20,15 +21,16 @@
 
 use std::sync::Arc;
 
-use arrow_array::builder::{BinaryBuilder, BooleanBuilder, Int16Builder, Int32Builder, Int64Builder, StringBuilder};
-use arrow_array::{ArrayRef, Int32Array, ListArray, RecordBatch, StructArray};
-use arrow_buffer::{NullBuffer, OffsetBuffer};
-use arrow_schema::{ArrowError, DataType, Field, Fields, Schema, SchemaRef};
+use arrow_array::types::{Int16Type, Int32Type, Int64Type};
+use arrow_array::{Array, ArrayRef, BinaryArray, BooleanArray, ListArray, PrimitiveArray, RecordBatch, StringArray, StructArray};
+use arrow_buffer::{ArrowNativeType, Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 
+use crate::codec::batch::{BatchInfo, Chunk, LogReader, RecordRef, Walk, CHUNK_BYTES};
 use crate::codec::consumer_group::Datum;
-use crate::codec::log::OffsetsRecord;
+use crate::codec::log::{decode_payload, Payload};
 use crate::codec::primitives::Reader;
-use crate::codec::records::{Key, Value};
+use crate::codec::records::{GroupMetadataValueRef, KeyRef, ValueRef};
 
 fn topic_partitions_type(topic_name: &str) -> DataType {
     DataType::List(Arc::new(Field::new(
@@ -94,182 +96,620 @@ pub fn schema() -> SchemaRef {
     ]))
 }
 
-/// A `list<struct<name utf8, partitions list<int32>>>` column under construction.
-struct TopicPartitionsColumn {
+/// Decodes every record of a log buffer (whose first byte is at absolute `position`) into one
+/// record batch of [`schema`]. Like [`crate::codec::log::decode_log`] it stops at the first
+/// corrupt batch or record; the record batch then holds the records of the batches before it.
+pub fn decode_arrow(data: &[u8], position: usize, partition: i32) -> (Result<RecordBatch, ArrowError>, Walk) {
+    let (columns, walk) = decode_columns(data, position, partition);
+    if walk.error.is_none() {
+        return (columns.finish(), walk);
+    }
+    // The columns may hold some records of the corrupt batch: decode the valid prefix again.
+    let (columns, _) = decode_columns(&data[..walk.valid_bytes], position, partition);
+    (columns.finish(), walk)
+}
+
+fn decode_columns(data: &[u8], position: usize, partition: i32) -> (Columns, Walk) {
+    let mut columns = Columns::new();
+    let mut reader = LogReader::new(data, position);
+    let mut chunk = Chunk::default();
+    let mut first = true;
+    while reader.fill(&mut chunk, CHUNK_BYTES) {
+        let decoded = reader.process(&chunk, |batch, records| {
+            for record in records {
+                let record = record?;
+                let payload = decode_payload(batch, &record)?;
+                columns.push(partition, batch, &record, &payload);
+            }
+            Ok(())
+        });
+        if let Err(walk) = decoded {
+            return (columns, walk);
+        }
+        if first {
+            // Size every column for the whole log from what its first chunk held, so that
+            // the columns do not grow (and copy) step by step.
+            let done = reader.checked_bytes().max(1);
+            columns.reserve(data.len().saturating_sub(done) as f64 / done as f64);
+            first = false;
+        }
+    }
+    (columns, reader.finish())
+}
+
+/// Columns that can make room for `factor` times what they hold.
+trait Reserve {
+    fn reserve(&mut self, factor: f64);
+}
+
+impl<T> Reserve for Vec<T> {
+    fn reserve(&mut self, factor: f64) {
+        self.reserve((self.len() as f64 * factor * 1.05) as usize);
+    }
+}
+
+/// A nullable primitive column. Rows are set in order; rows skipped are null.
+struct Primitive<T> {
+    values: Vec<T>,
+    nulls: NullBufferBuilder,
+}
+
+impl<T: ArrowNativeType> Primitive<T> {
+    fn new() -> Self {
+        Primitive { values: Vec::new(), nulls: NullBufferBuilder::new(0) }
+    }
+
+    fn set(&mut self, row: usize, value: T) {
+        self.pad(row);
+        self.values.push(value);
+        self.nulls.append_non_null();
+    }
+
+    fn pad(&mut self, rows: usize) {
+        if rows > self.values.len() {
+            self.nulls.append_n_nulls(rows - self.values.len());
+            self.values.resize(rows, T::default());
+        }
+    }
+
+    fn finish<P: arrow_array::ArrowPrimitiveType<Native = T>>(mut self, rows: usize) -> ArrayRef {
+        self.pad(rows);
+        Arc::new(PrimitiveArray::<P>::new(ScalarBuffer::from(self.values), self.nulls.finish()))
+    }
+}
+
+/// A nullable utf8 or binary column: values end to end, and where each ends.
+struct Variable {
     offsets: Vec<i32>,
-    valid: Vec<bool>,
-    topics: StringBuilder,
+    data: Vec<u8>,
+    nulls: NullBufferBuilder,
+}
+
+/// Where a [`Variable`] column stood, to go back to.
+#[derive(Clone, Copy)]
+struct VariableMark(usize, usize);
+
+impl Variable {
+    fn new() -> Self {
+        Variable { offsets: vec![0], data: Vec::new(), nulls: NullBufferBuilder::new(0) }
+    }
+
+    fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    fn push(&mut self, value: &[u8]) {
+        self.data.extend_from_slice(value);
+        self.offsets.push(self.data.len() as i32);
+        self.nulls.append_non_null();
+    }
+
+    fn push_option(&mut self, value: Option<&[u8]>) {
+        match value {
+            Some(value) => self.push(value),
+            None => self.pad(self.len() + 1),
+        }
+    }
+
+    fn set(&mut self, row: usize, value: &[u8]) {
+        self.pad(row);
+        self.push(value);
+    }
+
+    fn pad(&mut self, rows: usize) {
+        if rows > self.len() {
+            self.nulls.append_n_nulls(rows - self.len());
+            self.offsets.resize(rows + 1, self.data.len() as i32);
+        }
+    }
+
+    fn mark(&self) -> VariableMark {
+        VariableMark(self.len(), self.data.len())
+    }
+
+    fn rollback(&mut self, VariableMark(len, data_len): VariableMark) {
+        self.offsets.truncate(len + 1);
+        self.data.truncate(data_len);
+        self.nulls.truncate(len);
+    }
+
+    fn parts(mut self, rows: usize) -> Result<(OffsetBuffer<i32>, Buffer, Option<arrow_buffer::NullBuffer>), ArrowError> {
+        self.pad(rows);
+        if i32::try_from(self.data.len()).is_err() {
+            return Err(ArrowError::ComputeError(format!("{} bytes of strings do not fit one record batch column", self.data.len())));
+        }
+        Ok((OffsetBuffer::new(ScalarBuffer::from(self.offsets)), Buffer::from_vec(self.data), self.nulls.finish()))
+    }
+
+    fn finish_binary(self, rows: usize) -> Result<ArrayRef, ArrowError> {
+        let (offsets, data, nulls) = self.parts(rows)?;
+        Ok(Arc::new(BinaryArray::try_new(offsets, data, nulls)?))
+    }
+}
+
+/// A nullable utf8 column: a [`Variable`] column that only ever receives `&str`.
+struct Utf8(Variable);
+
+impl Utf8 {
+    fn new() -> Self {
+        Utf8(Variable::new())
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn push(&mut self, value: &str) {
+        self.0.push(value.as_bytes());
+    }
+
+    fn push_option(&mut self, value: Option<&str>) {
+        self.0.push_option(value.map(str::as_bytes));
+    }
+
+    fn set(&mut self, row: usize, value: &str) {
+        self.0.set(row, value.as_bytes());
+    }
+
+    fn mark(&self) -> VariableMark {
+        self.0.mark()
+    }
+
+    fn rollback(&mut self, mark: VariableMark) {
+        self.0.rollback(mark);
+    }
+
+    fn finish(self, rows: usize) -> Result<ArrayRef, ArrowError> {
+        let (offsets, data, nulls) = self.0.parts(rows)?;
+        // SAFETY: every value appended was a `&str` and rollbacks return to an earlier value's
+        // end, so the data is UTF-8 and every offset lies on a character boundary.
+        Ok(Arc::new(unsafe { StringArray::new_unchecked(offsets, data, nulls) }))
+    }
+}
+
+/// The offsets and validity of a nullable list column (its items live in child columns).
+struct Lists {
+    offsets: Vec<i32>,
+    nulls: NullBufferBuilder,
+}
+
+impl Lists {
+    fn new() -> Self {
+        Lists { offsets: vec![0], nulls: NullBufferBuilder::new(0) }
+    }
+
+    fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// Ends a list whose items are the child's up to `items`.
+    fn push(&mut self, items: usize) {
+        self.offsets.push(items as i32);
+        self.nulls.append_non_null();
+    }
+
+    fn pad(&mut self, rows: usize) {
+        if rows > self.len() {
+            let last = self.offsets[self.len()];
+            self.nulls.append_n_nulls(rows - self.len());
+            self.offsets.resize(rows + 1, last);
+        }
+    }
+
+    fn finish(mut self, rows: usize, item: &FieldRef, values: ArrayRef) -> Result<ArrayRef, ArrowError> {
+        self.pad(rows);
+        if i32::try_from(values.len()).is_err() {
+            return Err(ArrowError::ComputeError(format!("{} list items do not fit one record batch column", values.len())));
+        }
+        Ok(Arc::new(ListArray::try_new(item.clone(), OffsetBuffer::new(ScalarBuffer::from(self.offsets)), values, self.nulls.finish())?))
+    }
+}
+
+fn list_item(data_type: &DataType) -> Result<&FieldRef, ArrowError> {
+    match data_type {
+        DataType::List(item) => Ok(item),
+        other => Err(ArrowError::SchemaError(format!("expected a list, not {other}"))),
+    }
+}
+
+fn struct_fields(data_type: &DataType) -> Result<&Fields, ArrowError> {
+    match data_type {
+        DataType::Struct(fields) => Ok(fields),
+        other => Err(ArrowError::SchemaError(format!("expected a struct, not {other}"))),
+    }
+}
+
+/// A `list<struct<name utf8, partitions list<int32>>>` column.
+struct TopicPartitions {
+    lists: Lists,
+    topics: Utf8,
     partition_offsets: Vec<i32>,
     partitions: Vec<i32>,
 }
 
-impl TopicPartitionsColumn {
+impl TopicPartitions {
     fn new() -> Self {
-        TopicPartitionsColumn {
-            offsets: vec![0],
-            valid: Vec::new(),
-            topics: StringBuilder::new(),
-            partition_offsets: vec![0],
-            partitions: Vec::new(),
-        }
+        TopicPartitions { lists: Lists::new(), topics: Utf8::new(), partition_offsets: vec![0], partitions: Vec::new() }
     }
 
-    fn push(&mut self, list: Option<&[(String, Vec<i32>)]>) {
-        if let Some(list) = list {
-            for (topic, partitions) in list {
-                self.topics.append_value(topic);
-                self.partitions.extend_from_slice(partitions);
-                self.partition_offsets.push(self.partitions.len() as i32);
-            }
-        }
-        self.offsets.push((self.partition_offsets.len() - 1) as i32);
-        self.valid.push(list.is_some());
+    fn push_topic(&mut self, topic: &str, partitions: impl IntoIterator<Item = i32>) {
+        self.topics.push(topic);
+        self.partitions.extend(partitions);
+        self.partition_offsets.push(self.partitions.len() as i32);
     }
 
-    /// Appends a consumer-protocol assignment's partitions straight from its bytes. False
-    /// (nothing appended) if they do not decode.
-    fn push_assignment(&mut self, bytes: &[u8]) -> bool {
-        let mut topics = Vec::new();
-        let ok = walk_assignment(bytes, |topic, partitions| topics.push((topic, partitions))).is_some();
-        if !ok {
-            return false;
-        }
-        for (topic, partitions) in topics {
-            self.topics.append_value(topic);
-            self.partitions.extend(partitions);
-            self.partition_offsets.push(self.partitions.len() as i32);
-        }
-        self.offsets.push((self.partition_offsets.len() - 1) as i32);
-        self.valid.push(true);
-        true
+    fn end_list(&mut self) {
+        self.lists.push(self.topics.len());
     }
 
-    fn finish(mut self, data_type: &DataType) -> Result<ArrayRef, ArrowError> {
-        let DataType::List(item) = data_type else { unreachable!("a list type") };
-        let DataType::Struct(fields) = item.data_type() else { unreachable!("a struct item") };
-        let DataType::List(partition_item) = fields[1].data_type() else { unreachable!("a list of partitions") };
-        let partitions = ListArray::try_new(
-            partition_item.clone(),
-            OffsetBuffer::new(self.partition_offsets.into()),
-            Arc::new(Int32Array::from(self.partitions)),
-            None,
+    /// Appends a consumer-protocol assignment's partitions straight from its bytes, as the
+    /// list of row `row`. False (the row left null) if they do not decode.
+    fn push_assignment(&mut self, row: usize, bytes: &[u8]) -> bool {
+        self.lists.pad(row);
+        let mark = (self.topics.mark(), self.partition_offsets.len(), self.partitions.len());
+        if self.read_assignment(bytes).is_some() {
+            self.end_list();
+            return true;
+        }
+        self.topics.rollback(mark.0);
+        self.partition_offsets.truncate(mark.1);
+        self.partitions.truncate(mark.2);
+        false
+    }
+
+    fn read_assignment(&mut self, bytes: &[u8]) -> Option<()> {
+        let mut r = Reader::new(bytes, 0);
+        if r.i16().ok()? < 0 {
+            return None;
+        }
+        for _ in 0..r.array(false, 6).ok()? {
+            let topic = r.str(false).ok()?;
+            let count = r.array(false, 4).ok()?;
+            let partitions = r.take(4 * count, "partitions").ok()?;
+            self.push_topic(topic, partitions.chunks_exact(4).map(|p| i32::from_be_bytes([p[0], p[1], p[2], p[3]])));
+        }
+        r.nullable_byte_slice(false).ok()?;
+        Some(())
+    }
+
+    fn finish(self, rows: usize, data_type: &DataType) -> Result<ArrayRef, ArrowError> {
+        let item = list_item(data_type)?;
+        let fields = struct_fields(item.data_type())?;
+        let partition_item = list_item(fields[1].data_type())?;
+        let topics = self.topics.len();
+        let partitions = Lists { offsets: self.partition_offsets, nulls: NullBufferBuilder::new(0) }.finish(
+            topics,
+            partition_item,
+            Arc::new(PrimitiveArray::<Int32Type>::new(ScalarBuffer::from(self.partitions), None)),
         )?;
-        let entries = StructArray::try_new(fields.clone(), vec![Arc::new(self.topics.finish()), Arc::new(partitions)], None)?;
-        Ok(Arc::new(ListArray::try_new(item.clone(), OffsetBuffer::new(self.offsets.into()), Arc::new(entries), Some(NullBuffer::from(self.valid)))?))
+        let entries = StructArray::try_new(fields.clone(), vec![self.topics.finish(topics)?, partitions], None)?;
+        self.lists.finish(rows, item, Arc::new(entries))
     }
 }
 
-struct MembersColumn {
-    offsets: Vec<i32>,
-    valid: Vec<bool>,
-    count: i32,
-    member_id: StringBuilder,
-    group_instance_id: StringBuilder,
-    client_id: StringBuilder,
-    client_host: StringBuilder,
+/// The `members` column: a list of member structs per group metadata row.
+struct Members {
+    lists: Lists,
+    member_id: Utf8,
+    group_instance_id: Utf8,
+    client_id: Utf8,
+    client_host: Utf8,
     rebalance_timeout: Vec<i32>,
     session_timeout: Vec<i32>,
-    subscription: BinaryBuilder,
-    assignment: BinaryBuilder,
-    topic_offsets: Vec<i32>,
-    topics_valid: Vec<bool>,
-    topic_count: i32,
-    topics: StringBuilder,
-    assigned: TopicPartitionsColumn,
+    subscription: Variable,
+    assignment: Variable,
+    subscribed: Lists,
+    subscribed_topics: Utf8,
+    assigned: TopicPartitions,
 }
 
-impl MembersColumn {
+impl Members {
     fn new() -> Self {
-        MembersColumn {
-            offsets: vec![0],
-            valid: Vec::new(),
-            count: 0,
-            member_id: StringBuilder::new(),
-            group_instance_id: StringBuilder::new(),
-            client_id: StringBuilder::new(),
-            client_host: StringBuilder::new(),
+        Members {
+            lists: Lists::new(),
+            member_id: Utf8::new(),
+            group_instance_id: Utf8::new(),
+            client_id: Utf8::new(),
+            client_host: Utf8::new(),
             rebalance_timeout: Vec::new(),
             session_timeout: Vec::new(),
-            subscription: BinaryBuilder::new(),
-            assignment: BinaryBuilder::new(),
-            topic_offsets: vec![0],
-            topics_valid: Vec::new(),
-            topic_count: 0,
-            topics: StringBuilder::new(),
-            assigned: TopicPartitionsColumn::new(),
+            subscription: Variable::new(),
+            assignment: Variable::new(),
+            subscribed: Lists::new(),
+            subscribed_topics: Utf8::new(),
+            assigned: TopicPartitions::new(),
         }
     }
+
+    fn set(&mut self, row: usize, group: &GroupMetadataValueRef<'_>) {
+        self.lists.pad(row);
+        let consumer = group.protocol_type == "consumer";
+        for m in &group.members {
+            let member = self.member_id.len();
+            self.member_id.push(m.member_id);
+            self.group_instance_id.push_option(m.group_instance_id);
+            self.client_id.push(m.client_id);
+            self.client_host.push(m.client_host);
+            self.rebalance_timeout.push(m.rebalance_timeout);
+            self.session_timeout.push(m.session_timeout);
+            self.subscription.push(m.subscription);
+            self.assignment.push(m.assignment);
+            if consumer {
+                self.push_subscribed_topics(member, m.subscription);
+                self.assigned.push_assignment(member, m.assignment);
+            }
+        }
+        self.lists.push(self.member_id.len());
+    }
+
+    /// The topics of a consumer-protocol subscription, as the list of member `member`; left
+    /// null if they do not decode.
+    fn push_subscribed_topics(&mut self, member: usize, bytes: &[u8]) {
+        self.subscribed.pad(member);
+        let mark = self.subscribed_topics.mark();
+        let mut r = Reader::new(bytes, 0);
+        let read = (|| {
+            if r.i16().ok()? < 0 {
+                return None;
+            }
+            for _ in 0..r.array(false, 2).ok()? {
+                self.subscribed_topics.push(r.str(false).ok()?);
+            }
+            Some(())
+        })();
+        match read {
+            Some(()) => self.subscribed.push(self.subscribed_topics.len()),
+            None => self.subscribed_topics.rollback(mark),
+        }
+    }
+
+    fn finish(self, rows: usize, data_type: &DataType) -> Result<ArrayRef, ArrowError> {
+        let item = list_item(data_type)?;
+        let fields = struct_fields(item.data_type())?;
+        let members = self.member_id.len();
+        let subscribed = self.subscribed.finish(members, list_item(fields[8].data_type())?, { let n = self.subscribed_topics.len(); self.subscribed_topics.finish(n)? })?;
+        let columns: Vec<ArrayRef> = vec![
+            self.member_id.finish(members)?,
+            self.group_instance_id.finish(members)?,
+            self.client_id.finish(members)?,
+            self.client_host.finish(members)?,
+            Arc::new(PrimitiveArray::<Int32Type>::new(ScalarBuffer::from(self.rebalance_timeout), None)),
+            Arc::new(PrimitiveArray::<Int32Type>::new(ScalarBuffer::from(self.session_timeout), None)),
+            self.subscription.finish_binary(members)?,
+            self.assignment.finish_binary(members)?,
+            subscribed,
+            self.assigned.finish(members, fields[9].data_type())?,
+        ];
+        let entries = StructArray::try_new(fields.clone(), columns, None)?;
+        self.lists.finish(rows, item, Arc::new(entries))
+    }
 }
 
-/// Appends per-row values of one record to every column.
+/// Every column of [`schema`], filled row by row.
 struct Columns {
-    partition: Int32Builder,
-    offset: Int64Builder,
-    timestamp: Int64Builder,
-    batch_position: Int64Builder,
-    producer_id: Int64Builder,
-    producer_epoch: Int16Builder,
-    is_transactional: BooleanBuilder,
-    is_tombstone: BooleanBuilder,
-    control: StringBuilder,
-    record_type: Int16Builder,
-    value_version: Int16Builder,
-    group: StringBuilder,
-    topic: StringBuilder,
-    key_partition: Int32Builder,
-    member_id: StringBuilder,
-    committed_offset: Int64Builder,
-    leader_epoch: Int32Builder,
-    metadata: StringBuilder,
-    commit_timestamp: Int64Builder,
-    expire_timestamp: Int64Builder,
-    protocol_type: StringBuilder,
-    generation: Int32Builder,
-    protocol: StringBuilder,
-    leader: StringBuilder,
-    current_state_timestamp: Int64Builder,
-    members: MembersColumn,
-    epoch: Int32Builder,
-    topic_partitions: TopicPartitionsColumn,
-    consumer_group_fields: StringBuilder,
-    raw_key: BinaryBuilder,
-    raw_value: BinaryBuilder,
+    rows: usize,
+    partition: Vec<i32>,
+    offset: Vec<i64>,
+    timestamp: Vec<i64>,
+    batch_position: Vec<i64>,
+    producer_id: Vec<i64>,
+    producer_epoch: Vec<i16>,
+    is_transactional: Vec<bool>,
+    is_tombstone: Vec<bool>,
+    control: Utf8,
+    record_type: Primitive<i16>,
+    value_version: Primitive<i16>,
+    group: Utf8,
+    topic: Utf8,
+    key_partition: Primitive<i32>,
+    member_id: Utf8,
+    committed_offset: Primitive<i64>,
+    leader_epoch: Primitive<i32>,
+    metadata: Utf8,
+    commit_timestamp: Primitive<i64>,
+    expire_timestamp: Primitive<i64>,
+    protocol_type: Utf8,
+    generation: Primitive<i32>,
+    protocol: Utf8,
+    leader: Utf8,
+    current_state_timestamp: Primitive<i64>,
+    members: Members,
+    epoch: Primitive<i32>,
+    topic_partitions: TopicPartitions,
+    consumer_group_fields: Utf8,
+    raw_key: Variable,
+    raw_value: Variable,
 }
 
-fn borrowed_str<'a>(r: &mut Reader<'a>) -> Option<&'a str> {
-    let n = usize::try_from(r.i16().ok()?).ok()?;
-    std::str::from_utf8(r.take(n, "string").ok()?).ok()
-}
+impl Columns {
+    fn new() -> Self {
+        Columns {
+            rows: 0,
+            partition: Vec::new(),
+            offset: Vec::new(),
+            timestamp: Vec::new(),
+            batch_position: Vec::new(),
+            producer_id: Vec::new(),
+            producer_epoch: Vec::new(),
+            is_transactional: Vec::new(),
+            is_tombstone: Vec::new(),
+            control: Utf8::new(),
+            record_type: Primitive::new(),
+            value_version: Primitive::new(),
+            group: Utf8::new(),
+            topic: Utf8::new(),
+            key_partition: Primitive::new(),
+            member_id: Utf8::new(),
+            committed_offset: Primitive::new(),
+            leader_epoch: Primitive::new(),
+            metadata: Utf8::new(),
+            commit_timestamp: Primitive::new(),
+            expire_timestamp: Primitive::new(),
+            protocol_type: Utf8::new(),
+            generation: Primitive::new(),
+            protocol: Utf8::new(),
+            leader: Utf8::new(),
+            current_state_timestamp: Primitive::new(),
+            members: Members::new(),
+            epoch: Primitive::new(),
+            topic_partitions: TopicPartitions::new(),
+            consumer_group_fields: Utf8::new(),
+            raw_key: Variable::new(),
+            raw_value: Variable::new(),
+        }
+    }
 
-/// The topics of a consumer-protocol subscription, borrowed from its bytes.
-fn subscribed_topics(bytes: &[u8]) -> Option<Vec<&str>> {
-    let mut r = Reader::new(bytes, 0);
-    if r.i16().ok()? < 0 {
-        return None;
+    fn push(&mut self, partition: i32, batch: &BatchInfo, record: &RecordRef<'_>, payload: &Payload<'_>) {
+        let row = self.rows;
+        self.rows += 1;
+        self.partition.push(partition);
+        self.offset.push(record.offset);
+        self.timestamp.push(record.timestamp);
+        self.batch_position.push(batch.position as i64);
+        self.producer_id.push(batch.producer_id);
+        self.producer_epoch.push(batch.producer_epoch);
+        self.is_transactional.push(batch.is_transactional);
+        let (key, value) = match payload {
+            Payload::Control(control) => {
+                self.is_tombstone.push(false);
+                self.control.set(row, &control.name());
+                return;
+            }
+            Payload::Data { key, value } => (key, value.as_ref()),
+        };
+        self.is_tombstone.push(value.is_none());
+        self.record_type.set(row, key.record_type());
+        match key {
+            KeyRef::OffsetCommit { group, topic, partition, .. } => {
+                self.group.set(row, group);
+                self.topic.set(row, topic);
+                self.key_partition.set(row, *partition);
+            }
+            KeyRef::GroupMetadata { group } => self.group.set(row, group),
+            KeyRef::ConsumerGroup(k) => {
+                self.group.set(row, &k.group_id);
+                if let Some(member_id) = &k.member_id {
+                    self.member_id.set(row, member_id);
+                }
+            }
+            KeyRef::Opaque { data, .. } => self.raw_key.set(row, data),
+        }
+        let Some(value) = value else { return };
+        self.value_version.set(row, value.version());
+        match value {
+            ValueRef::OffsetCommit(v) => {
+                self.committed_offset.set(row, v.offset);
+                self.leader_epoch.set(row, v.leader_epoch);
+                self.metadata.set(row, v.metadata);
+                self.commit_timestamp.set(row, v.commit_timestamp);
+                self.expire_timestamp.set(row, v.expire_timestamp);
+            }
+            ValueRef::GroupMetadata(g) => {
+                self.protocol_type.set(row, g.protocol_type);
+                self.generation.set(row, g.generation);
+                if let Some(protocol) = g.protocol {
+                    self.protocol.set(row, protocol);
+                }
+                if let Some(leader) = g.leader {
+                    self.leader.set(row, leader);
+                }
+                self.current_state_timestamp.set(row, g.current_state_timestamp);
+                self.members.set(row, g);
+            }
+            ValueRef::ConsumerGroup(v) => {
+                let epoch = ["epoch", "assignment_epoch", "member_epoch"].iter().find_map(|n| match datum_field(&v.fields, n) {
+                    Some(Datum::Int(e)) => i32::try_from(*e).ok(),
+                    _ => None,
+                });
+                if let Some(epoch) = epoch {
+                    self.epoch.set(row, epoch);
+                }
+                let assigned = datum_field(&v.fields, "topic_partitions").or_else(|| datum_field(&v.fields, "assigned_partitions"));
+                if let Some(Datum::List(items)) = assigned {
+                    self.topic_partitions.lists.pad(row);
+                    for tp in items {
+                        let topic = match datum_field(tp, "topic_id") {
+                            Some(Datum::Uuid(u)) => uuid_hex(u),
+                            _ => String::new(),
+                        };
+                        let partitions = match datum_field(tp, "partitions") {
+                            Some(Datum::List(ps)) => ps.iter().filter_map(|p| if let Datum::Int(v) = p { i32::try_from(*v).ok() } else { None }).collect(),
+                            _ => Vec::new(),
+                        };
+                        self.topic_partitions.push_topic(&topic, partitions);
+                    }
+                    self.topic_partitions.end_list();
+                }
+                let mut json = String::new();
+                datum_json(&v.fields, &mut json);
+                self.consumer_group_fields.set(row, &json);
+            }
+            ValueRef::Opaque { data, .. } => self.raw_value.set(row, data),
+        }
     }
-    let n = r.array(false, 2).ok()?;
-    (0..n).map(|_| borrowed_str(&mut r)).collect()
-}
 
-/// Walks a consumer-protocol assignment's (topic, partitions) without allocating strings.
-fn walk_assignment<'a>(bytes: &'a [u8], mut f: impl FnMut(&'a str, Vec<i32>)) -> Option<()> {
-    let mut r = Reader::new(bytes, 0);
-    if r.i16().ok()? < 0 {
-        return None;
+    fn finish(self) -> Result<RecordBatch, ArrowError> {
+        let schema = schema();
+        let rows = self.rows;
+        let type_of = |name: &str| schema.field_with_name(name).map(|f| f.data_type().clone());
+        let members_type = type_of("members")?;
+        let topic_partitions_type = type_of("topic_partitions")?;
+        let dense_i64 = |v: Vec<i64>| -> ArrayRef { Arc::new(PrimitiveArray::<Int64Type>::new(ScalarBuffer::from(v), None)) };
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(PrimitiveArray::<Int32Type>::new(ScalarBuffer::from(self.partition), None)),
+            dense_i64(self.offset),
+            dense_i64(self.timestamp),
+            dense_i64(self.batch_position),
+            dense_i64(self.producer_id),
+            Arc::new(PrimitiveArray::<Int16Type>::new(ScalarBuffer::from(self.producer_epoch), None)),
+            Arc::new(BooleanArray::from(self.is_transactional)),
+            Arc::new(BooleanArray::from(self.is_tombstone)),
+            self.control.finish(rows)?,
+            self.record_type.finish::<Int16Type>(rows),
+            self.value_version.finish::<Int16Type>(rows),
+            self.group.finish(rows)?,
+            self.topic.finish(rows)?,
+            self.key_partition.finish::<Int32Type>(rows),
+            self.member_id.finish(rows)?,
+            self.committed_offset.finish::<Int64Type>(rows),
+            self.leader_epoch.finish::<Int32Type>(rows),
+            self.metadata.finish(rows)?,
+            self.commit_timestamp.finish::<Int64Type>(rows),
+            self.expire_timestamp.finish::<Int64Type>(rows),
+            self.protocol_type.finish(rows)?,
+            self.generation.finish::<Int32Type>(rows),
+            self.protocol.finish(rows)?,
+            self.leader.finish(rows)?,
+            self.current_state_timestamp.finish::<Int64Type>(rows),
+            self.members.finish(rows, &members_type)?,
+            self.epoch.finish::<Int32Type>(rows),
+            self.topic_partitions.finish(rows, &topic_partitions_type)?,
+            self.consumer_group_fields.finish(rows)?,
+            self.raw_key.finish_binary(rows)?,
+            self.raw_value.finish_binary(rows)?,
+        ];
+        RecordBatch::try_new(schema, columns)
     }
-    let n = r.array(false, 6).ok()?;
-    let mut out = Vec::with_capacity(n);
-    for _ in 0..n {
-        let topic = borrowed_str(&mut r)?;
-        let count = r.array(false, 4).ok()?;
-        let partitions = (0..count).map(|_| r.i32().ok()).collect::<Option<Vec<i32>>>()?;
-        out.push((topic, partitions));
-    }
-    r.nullable_bytes(false).ok()?;
-    for (topic, partitions) in out {
-        f(topic, partitions);
-    }
-    Some(())
 }
 
 fn datum_json(d: &Datum, out: &mut String) {
@@ -328,242 +768,97 @@ fn uuid_hex(u: &[u8; 16]) -> String {
     u.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-/// `[(topic_id, partitions)]` of a KIP-848 `TopicPartitions` list.
-fn datum_topic_partitions(d: Option<&Datum>) -> Option<Vec<(String, Vec<i32>)>> {
-    let Some(Datum::List(items)) = d else { return None };
-    Some(
-        items
-            .iter()
-            .map(|tp| {
-                let topic = match datum_field(tp, "topic_id") {
-                    Some(Datum::Uuid(u)) => uuid_hex(u),
-                    _ => String::new(),
-                };
-                let partitions = match datum_field(tp, "partitions") {
-                    Some(Datum::List(ps)) => ps.iter().filter_map(|p| if let Datum::Int(v) = p { i32::try_from(*v).ok() } else { None }).collect(),
-                    _ => Vec::new(),
-                };
-                (topic, partitions)
-            })
-            .collect(),
-    )
-}
-
-impl Columns {
-    fn new(capacity: usize) -> Self {
-        Columns {
-            partition: Int32Builder::with_capacity(capacity),
-            offset: Int64Builder::with_capacity(capacity),
-            timestamp: Int64Builder::with_capacity(capacity),
-            batch_position: Int64Builder::with_capacity(capacity),
-            producer_id: Int64Builder::with_capacity(capacity),
-            producer_epoch: Int16Builder::with_capacity(capacity),
-            is_transactional: BooleanBuilder::with_capacity(capacity),
-            is_tombstone: BooleanBuilder::with_capacity(capacity),
-            control: StringBuilder::new(),
-            record_type: Int16Builder::with_capacity(capacity),
-            value_version: Int16Builder::with_capacity(capacity),
-            group: StringBuilder::new(),
-            topic: StringBuilder::new(),
-            key_partition: Int32Builder::with_capacity(capacity),
-            member_id: StringBuilder::new(),
-            committed_offset: Int64Builder::with_capacity(capacity),
-            leader_epoch: Int32Builder::with_capacity(capacity),
-            metadata: StringBuilder::new(),
-            commit_timestamp: Int64Builder::with_capacity(capacity),
-            expire_timestamp: Int64Builder::with_capacity(capacity),
-            protocol_type: StringBuilder::new(),
-            generation: Int32Builder::with_capacity(capacity),
-            protocol: StringBuilder::new(),
-            leader: StringBuilder::new(),
-            current_state_timestamp: Int64Builder::with_capacity(capacity),
-            members: MembersColumn::new(),
-            epoch: Int32Builder::with_capacity(capacity),
-            topic_partitions: TopicPartitionsColumn::new(),
-            consumer_group_fields: StringBuilder::new(),
-            raw_key: BinaryBuilder::new(),
-            raw_value: BinaryBuilder::new(),
-        }
-    }
-
-    fn push(&mut self, r: &OffsetsRecord) {
-        self.partition.append_value(r.partition);
-        self.offset.append_value(r.offset);
-        self.timestamp.append_value(r.timestamp);
-        self.batch_position.append_value(r.batch_position as i64);
-        self.producer_id.append_value(r.producer_id);
-        self.producer_epoch.append_value(r.producer_epoch);
-        self.is_transactional.append_value(r.is_transactional);
-        self.is_tombstone.append_value(r.key.is_some() && r.value.is_none());
-        self.control.append_option(r.control.map(|c| c.name()));
-        self.record_type.append_option(r.key.as_ref().map(Key::record_type));
-        self.value_version.append_option(r.value.as_ref().map(|v| match v {
-            Value::OffsetCommit(v) => v.version,
-            Value::GroupMetadata(v) => v.version,
-            Value::ConsumerGroup(v) => v.version,
-            Value::Opaque(v) => v.version,
-        }));
-        let (group, topic, key_partition, member_id, raw_key) = match &r.key {
-            Some(Key::OffsetCommit(k)) => (Some(k.group.as_str()), Some(k.topic.as_str()), Some(k.partition), None, None),
-            Some(Key::GroupMetadata(k)) => (Some(k.group.as_str()), None, None, None, None),
-            Some(Key::ConsumerGroup(k)) => (Some(k.group_id.as_str()), None, None, k.member_id.as_deref(), None),
-            Some(Key::Opaque(k)) => (None, None, None, None, Some(k.data.as_slice())),
-            None => (None, None, None, None, None),
-        };
-        self.group.append_option(group);
-        self.topic.append_option(topic);
-        self.key_partition.append_option(key_partition);
-        self.member_id.append_option(member_id);
-        self.raw_key.append_option(raw_key);
-        let commit = match &r.value {
-            Some(Value::OffsetCommit(v)) => Some(v),
-            _ => None,
-        };
-        self.committed_offset.append_option(commit.map(|v| v.offset));
-        self.leader_epoch.append_option(commit.map(|v| v.leader_epoch));
-        self.metadata.append_option(commit.map(|v| v.metadata.as_str()));
-        self.commit_timestamp.append_option(commit.map(|v| v.commit_timestamp));
-        self.expire_timestamp.append_option(commit.map(|v| v.expire_timestamp));
-        let group_value = match &r.value {
-            Some(Value::GroupMetadata(v)) => Some(v),
-            _ => None,
-        };
-        self.protocol_type.append_option(group_value.map(|v| v.protocol_type.as_str()));
-        self.generation.append_option(group_value.map(|v| v.generation));
-        self.protocol.append_option(group_value.and_then(|v| v.protocol.as_deref()));
-        self.leader.append_option(group_value.and_then(|v| v.leader.as_deref()));
-        self.current_state_timestamp.append_option(group_value.map(|v| v.current_state_timestamp));
-        let m = &mut self.members;
-        if let Some(g) = group_value {
-            let consumer = g.protocol_type == "consumer";
-            for member in &g.members {
-                m.count += 1;
-                m.member_id.append_value(&member.member_id);
-                m.group_instance_id.append_option(member.group_instance_id.as_deref());
-                m.client_id.append_value(&member.client_id);
-                m.client_host.append_value(&member.client_host);
-                m.rebalance_timeout.push(member.rebalance_timeout);
-                m.session_timeout.push(member.session_timeout);
-                m.subscription.append_value(&member.subscription);
-                m.assignment.append_value(&member.assignment);
-                let topics = if consumer { subscribed_topics(&member.subscription) } else { None };
-                if let Some(topics) = &topics {
-                    for topic in topics {
-                        m.topics.append_value(topic);
-                    }
-                    m.topic_count += topics.len() as i32;
-                }
-                m.topic_offsets.push(m.topic_count);
-                m.topics_valid.push(topics.is_some());
-                let assigned = if consumer { m.assigned.push_assignment(&member.assignment) } else { false };
-                if !assigned {
-                    m.assigned.push(None);
-                }
-            }
-        }
-        m.offsets.push(m.count);
-        m.valid.push(group_value.is_some());
-        let cg = match &r.value {
-            Some(Value::ConsumerGroup(v)) => Some(v),
-            _ => None,
-        };
-        let epoch = cg.and_then(|v| {
-            ["epoch", "assignment_epoch", "member_epoch"].iter().find_map(|n| match datum_field(&v.fields, n) {
-                Some(Datum::Int(e)) => i32::try_from(*e).ok(),
-                _ => None,
-            })
-        });
-        self.epoch.append_option(epoch);
-        let tps = cg.and_then(|v| datum_topic_partitions(datum_field(&v.fields, "topic_partitions").or_else(|| datum_field(&v.fields, "assigned_partitions"))));
-        self.topic_partitions.push(tps.as_deref());
-        self.consumer_group_fields.append_option(cg.map(|v| {
-            let mut s = String::new();
-            datum_json(&v.fields, &mut s);
-            s
-        }));
-        self.raw_value.append_option(match &r.value {
-            Some(Value::Opaque(v)) => Some(v.data.as_slice()),
-            _ => None,
-        });
-    }
-
-    fn finish(mut self, schema: SchemaRef) -> Result<RecordBatch, ArrowError> {
-        let members_field = schema.field_with_name("members")?.data_type().clone();
-        let tps_field = schema.field_with_name("topic_partitions")?.data_type().clone();
-        let mut m = self.members;
-        let DataType::List(member_item) = &members_field else { unreachable!() };
-        let DataType::Struct(mfields) = member_item.data_type() else { unreachable!() };
-        let DataType::List(topic_item) = mfields[8].data_type() else { unreachable!() };
-        let subscribed = ListArray::try_new(topic_item.clone(), OffsetBuffer::new(m.topic_offsets.into()), Arc::new(m.topics.finish()), Some(NullBuffer::from(m.topics_valid)))?;
-        let assigned = m.assigned.finish(mfields[9].data_type())?;
-        let member_struct = StructArray::try_new(
-            mfields.clone(),
-            vec![
-                Arc::new(m.member_id.finish()),
-                Arc::new(m.group_instance_id.finish()),
-                Arc::new(m.client_id.finish()),
-                Arc::new(m.client_host.finish()),
-                Arc::new(Int32Array::from(m.rebalance_timeout)),
-                Arc::new(Int32Array::from(m.session_timeout)),
-                Arc::new(m.subscription.finish()),
-                Arc::new(m.assignment.finish()),
-                Arc::new(subscribed),
-                assigned,
-            ],
-            None,
-        )?;
-        let members = ListArray::try_new(member_item.clone(), OffsetBuffer::new(m.offsets.into()), Arc::new(member_struct), Some(NullBuffer::from(m.valid)))?;
-        let columns: Vec<ArrayRef> = vec![
-            Arc::new(self.partition.finish()),
-            Arc::new(self.offset.finish()),
-            Arc::new(self.timestamp.finish()),
-            Arc::new(self.batch_position.finish()),
-            Arc::new(self.producer_id.finish()),
-            Arc::new(self.producer_epoch.finish()),
-            Arc::new(self.is_transactional.finish()),
-            Arc::new(self.is_tombstone.finish()),
-            Arc::new(self.control.finish()),
-            Arc::new(self.record_type.finish()),
-            Arc::new(self.value_version.finish()),
-            Arc::new(self.group.finish()),
-            Arc::new(self.topic.finish()),
-            Arc::new(self.key_partition.finish()),
-            Arc::new(self.member_id.finish()),
-            Arc::new(self.committed_offset.finish()),
-            Arc::new(self.leader_epoch.finish()),
-            Arc::new(self.metadata.finish()),
-            Arc::new(self.commit_timestamp.finish()),
-            Arc::new(self.expire_timestamp.finish()),
-            Arc::new(self.protocol_type.finish()),
-            Arc::new(self.generation.finish()),
-            Arc::new(self.protocol.finish()),
-            Arc::new(self.leader.finish()),
-            Arc::new(self.current_state_timestamp.finish()),
-            Arc::new(members),
-            Arc::new(self.epoch.finish()),
-            self.topic_partitions.finish(&tps_field)?,
-            Arc::new(self.consumer_group_fields.finish()),
-            Arc::new(self.raw_key.finish()),
-            Arc::new(self.raw_value.finish()),
-        ];
-        RecordBatch::try_new(schema, columns)
+impl<T> Reserve for Primitive<T> {
+    fn reserve(&mut self, factor: f64) {
+        Reserve::reserve(&mut self.values, factor);
     }
 }
 
-/// The records as one Arrow record batch of [`schema`].
-pub fn to_record_batch(records: &[OffsetsRecord]) -> Result<RecordBatch, ArrowError> {
-    let mut columns = Columns::new(records.len());
-    for r in records {
-        columns.push(r);
+impl Reserve for Variable {
+    fn reserve(&mut self, factor: f64) {
+        Reserve::reserve(&mut self.offsets, factor);
+        Reserve::reserve(&mut self.data, factor);
     }
-    columns.finish(schema())
+}
+
+impl Reserve for Utf8 {
+    fn reserve(&mut self, factor: f64) {
+        self.0.reserve(factor);
+    }
+}
+
+impl Reserve for Lists {
+    fn reserve(&mut self, factor: f64) {
+        Reserve::reserve(&mut self.offsets, factor);
+    }
+}
+
+impl Reserve for TopicPartitions {
+    fn reserve(&mut self, factor: f64) {
+        self.lists.reserve(factor);
+        self.topics.reserve(factor);
+        Reserve::reserve(&mut self.partition_offsets, factor);
+        Reserve::reserve(&mut self.partitions, factor);
+    }
+}
+
+impl Reserve for Members {
+    fn reserve(&mut self, factor: f64) {
+        self.lists.reserve(factor);
+        self.member_id.reserve(factor);
+        self.group_instance_id.reserve(factor);
+        self.client_id.reserve(factor);
+        self.client_host.reserve(factor);
+        Reserve::reserve(&mut self.rebalance_timeout, factor);
+        Reserve::reserve(&mut self.session_timeout, factor);
+        self.subscription.reserve(factor);
+        self.assignment.reserve(factor);
+        self.subscribed.reserve(factor);
+        self.subscribed_topics.reserve(factor);
+        self.assigned.reserve(factor);
+    }
+}
+
+impl Reserve for Columns {
+    fn reserve(&mut self, factor: f64) {
+        Reserve::reserve(&mut self.partition, factor);
+        Reserve::reserve(&mut self.offset, factor);
+        Reserve::reserve(&mut self.timestamp, factor);
+        Reserve::reserve(&mut self.batch_position, factor);
+        Reserve::reserve(&mut self.producer_id, factor);
+        Reserve::reserve(&mut self.producer_epoch, factor);
+        Reserve::reserve(&mut self.is_transactional, factor);
+        Reserve::reserve(&mut self.is_tombstone, factor);
+        self.control.reserve(factor);
+        self.record_type.reserve(factor);
+        self.value_version.reserve(factor);
+        self.group.reserve(factor);
+        self.topic.reserve(factor);
+        self.key_partition.reserve(factor);
+        self.member_id.reserve(factor);
+        self.committed_offset.reserve(factor);
+        self.leader_epoch.reserve(factor);
+        self.metadata.reserve(factor);
+        self.commit_timestamp.reserve(factor);
+        self.expire_timestamp.reserve(factor);
+        self.protocol_type.reserve(factor);
+        self.generation.reserve(factor);
+        self.protocol.reserve(factor);
+        self.leader.reserve(factor);
+        self.current_state_timestamp.reserve(factor);
+        self.members.reserve(factor);
+        self.epoch.reserve(factor);
+        self.topic_partitions.reserve(factor);
+        self.consumer_group_fields.reserve(factor);
+        self.raw_key.reserve(factor);
+        self.raw_value.reserve(factor);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use crate::testing::hex;
     use super::*;
-    use crate::codec::log::decode_log;
     use arrow_array::cast::AsArray;
     use arrow_array::Array;
     use arrow_array::types::{Int32Type, Int64Type};
@@ -588,8 +883,9 @@ mod tests {
             &[(Some(&key), Some(&value)), (Some(&okey), Some(&oval)), (Some(&okey), None)],
         )
         .unwrap();
-        let log = decode_log(&batch, 0, 3);
-        let rb = to_record_batch(&log.records).unwrap();
+        let (rb, walk) = decode_arrow(&batch, 0, 3);
+        assert!(walk.error.is_none());
+        let rb = rb.unwrap();
         assert_eq!(rb.num_rows(), 3);
         assert_eq!(rb.schema(), schema());
         let committed = rb.column_by_name("committed_offset").unwrap().as_primitive::<Int64Type>();

@@ -27,7 +27,7 @@
 //! Segment files and fetch responses are plain concatenations of batches; every magic starts
 //! with the same 17 bytes (offset, length, leader epoch, magic), so a reader peeks the magic.
 
-use crate::codec::compression::Compression;
+use crate::codec::compression::{Compression, Decompressor};
 use crate::codec::primitives::{Reader, Writer};
 use crate::error::{Error, Result};
 
@@ -59,9 +59,42 @@ pub struct Record {
     pub headers: Vec<(String, Option<Vec<u8>>)>,
 }
 
-/// A parsed batch. For legacy (magic 0/1) input, the v2-only fields are -1 / false.
+/// A record borrowed from the log buffer (or from the decompressed records of its batch).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordRef<'a> {
+    pub offset: i64,
+    pub timestamp: i64,
+    pub key: Option<&'a [u8]>,
+    pub value: Option<&'a [u8]>,
+    /// The headers as they lie in the record (already checked): see [`RecordRef::headers`].
+    headers: &'a [u8],
+    header_count: usize,
+    headers_position: usize,
+}
+
+impl<'a> RecordRef<'a> {
+    /// The record's headers, (name, value).
+    pub fn headers(&self) -> Result<Vec<(&'a str, Option<&'a [u8]>)>> {
+        let mut out = Vec::with_capacity(self.header_count);
+        read_headers(&mut Reader::new(self.headers, self.headers_position), self.header_count, |name, value| out.push((name, value)))?;
+        Ok(out)
+    }
+
+    pub fn to_owned(&self) -> Result<Record> {
+        Ok(Record {
+            offset: self.offset,
+            timestamp: self.timestamp,
+            key: self.key.map(<[u8]>::to_vec),
+            value: self.value.map(<[u8]>::to_vec),
+            headers: self.headers()?.into_iter().map(|(k, v)| (k.to_owned(), v.map(<[u8]>::to_vec))).collect(),
+        })
+    }
+}
+
+/// What a batch's header says: everything about it but its records. For legacy (magic 0/1)
+/// input, the v2-only fields are -1 / false.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Batch {
+pub struct BatchInfo {
     /// Absolute byte position of the batch in the input.
     pub position: usize,
     /// Bytes the batch takes, the 12-byte offset and length prefix included.
@@ -81,7 +114,23 @@ pub struct Batch {
     pub producer_id: i64,
     pub producer_epoch: i16,
     pub base_sequence: i32,
+    pub record_count: usize,
+}
+
+/// A parsed batch with its records copied out; its header fields read through to `info`
+/// (`batch.base_offset`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Batch {
+    pub info: BatchInfo,
     pub records: Vec<Record>,
+}
+
+impl std::ops::Deref for Batch {
+    type Target = BatchInfo;
+
+    fn deref(&self) -> &BatchInfo {
+        &self.info
+    }
 }
 
 /// How a log buffer ended: all of it parsed, or a corrupt or truncated batch at a position.
@@ -94,35 +143,199 @@ pub struct Parsed {
     pub error: Option<Error>,
 }
 
-/// Parses every batch of `data`, whose first byte is at absolute `position`. Stops at the
-/// first corrupt or truncated batch and reports it in [`Parsed::error`].
+/// Where a walk over a log buffer ended.
+#[derive(Debug)]
+pub struct Walk {
+    /// Bytes of whole batches, from the start of the input, that were valid and processed.
+    pub valid_bytes: usize,
+    /// What stopped the walk before the end of the input, if anything.
+    pub error: Option<Error>,
+}
+
+/// Parses every batch of `data`, whose first byte is at absolute `position`, copying records
+/// out. Stops at the first corrupt or truncated batch and reports it in [`Parsed::error`].
 pub fn read_batches(data: &[u8], position: usize) -> Parsed {
     let mut batches = Vec::new();
-    let mut at = 0;
-    while at < data.len() {
-        match read_one(&data[at..], position + at) {
-            Ok(batch) => {
-                at += batch.size;
-                batches.push(batch);
-            }
-            Err(error) => {
-                return Parsed {
-                    batches,
-                    valid_bytes: at,
-                    error: Some(error),
+    let walk = LogReader::new(data, position).walk(CHUNK_BYTES, |info, records| {
+        let records = records.map(|r| r.and_then(|r| r.to_owned())).collect::<Result<Vec<_>>>()?;
+        batches.push(Batch { info: info.clone(), records });
+        Ok(())
+    });
+    Parsed { batches, valid_bytes: walk.valid_bytes, error: walk.error }
+}
+
+/// How many bytes at the start of `data` are whole, valid batches (records framed correctly).
+pub fn valid_prefix_length(data: &[u8]) -> usize {
+    LogReader::new(data, 0)
+        .walk(CHUNK_BYTES, |_, mut records| records.try_for_each(|r| r.map(drop)))
+        .valid_bytes
+}
+
+/// The batches of `data` as the length prefixes cut them, nothing checked; stops where a
+/// prefix is short or runs past the end.
+fn frames(data: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = data;
+    std::iter::from_fn(move || {
+        let length = i32::from_be_bytes(rest.get(LENGTH_OFFSET..LOG_OVERHEAD)?.try_into().ok()?);
+        let size = LOG_OVERHEAD + usize::try_from(length).ok().filter(|&n| n >= MIN_BATCH_LENGTH as usize)?;
+        let batch = rest.get(..size)?;
+        rest = &rest[size..];
+        Some(batch)
+    })
+}
+
+/// A benchmark ceiling: the CRC-32C of every batch (bytes 21 to its end, as a magic-2 reader
+/// checks it) and nothing else. Returns how many batches match their stored CRC.
+pub fn checksum_batches(data: &[u8]) -> usize {
+    frames(data)
+        .filter(|batch| batch.len() > ATTRIBUTES_OFFSET && crc32c::crc32c(&batch[ATTRIBUTES_OFFSET..]).to_be_bytes() == batch[CRC_OFFSET..ATTRIBUTES_OFFSET])
+        .count()
+}
+
+/// A benchmark ceiling: decompresses the records of every compressed magic-2 batch into one
+/// reused buffer, parsing nothing. Returns the number of bytes decompressed.
+pub fn decompress_batches(data: &[u8]) -> Result<usize> {
+    let mut decompressor = Decompressor::default();
+    let mut out = Vec::new();
+    let mut total = 0;
+    let mut position = 0;
+    for batch in frames(data) {
+        if batch.len() >= RECORD_BATCH_OVERHEAD && batch[MAGIC_OFFSET] == 2 {
+            let attributes = u8::try_from(i16::from_be_bytes([batch[ATTRIBUTES_OFFSET], batch[ATTRIBUTES_OFFSET + 1]]) & COMPRESSION_MASK).unwrap_or(0);
+            match Compression::from_id(attributes) {
+                Some(Compression::None) => {}
+                Some(compression) => {
+                    out.clear();
+                    decompressor.decompress_into(compression, &batch[RECORD_BATCH_OVERHEAD..], position + RECORD_BATCH_OVERHEAD, &mut out)?;
+                    total += out.len();
                 }
+                None => return Err(Error::Corrupt { position: position + ATTRIBUTES_OFFSET, reason: format!("invalid compression id {attributes}") }),
             }
         }
+        position += batch.len();
     }
-    Parsed {
-        batches,
-        valid_bytes: at,
-        error: None,
+    Ok(total)
+}
+
+/// How many bytes of records a [`Chunk`] gathers by default: enough to amortize a pass, small
+/// enough to stay in cache.
+pub const CHUNK_BYTES: usize = 256 << 10;
+
+/// Walks a log buffer batch by batch. [`LogReader::fill`] checks each batch's framing and CRC
+/// and decompresses its records into the chunk's buffer, which is reused from one chunk to the
+/// next; [`Records`] then parses the records lazily, borrowing keys and values.
+pub struct LogReader<'d> {
+    data: &'d [u8],
+    /// The absolute position of `data[0]`.
+    position: usize,
+    /// Bytes of `data` checked so far (whole batches).
+    at: usize,
+    error: Option<Error>,
+    decompressor: Decompressor,
+}
+
+/// Batches checked by [`LogReader::fill`], their records ready to parse.
+#[derive(Default)]
+pub struct Chunk<'d> {
+    data: &'d [u8],
+    batches: Vec<(BatchInfo, Body)>,
+    decompressed: Vec<u8>,
+}
+
+/// Where a checked batch's records lie.
+enum Body {
+    /// `data[range]` (uncompressed batch).
+    Input(std::ops::Range<usize>),
+    /// `decompressed[range]`; `position` is where the compressed stream starts.
+    Decompressed { range: std::ops::Range<usize>, position: usize },
+    /// A legacy batch, parsed whole.
+    Legacy(Vec<Record>),
+}
+
+impl<'d> Chunk<'d> {
+    /// The batches with their records.
+    pub fn batches(&self) -> impl Iterator<Item = (&BatchInfo, Records<'_>)> {
+        self.batches.iter().map(|(info, body)| {
+            let records = match body {
+                Body::Input(range) => Records::v2(info, Reader::new(&self.data[range.clone()], info.position + RECORD_BATCH_OVERHEAD)),
+                Body::Decompressed { range, position } => Records::v2(info, Reader::new(&self.decompressed[range.clone()], *position)),
+                Body::Legacy(records) => Records::Legacy(records.iter()),
+            };
+            (info, records)
+        })
     }
 }
 
-/// Parses the batch at the start of `data`.
-fn read_one(data: &[u8], position: usize) -> Result<Batch> {
+impl<'d> LogReader<'d> {
+    pub fn new(data: &'d [u8], position: usize) -> Self {
+        LogReader { data, position, at: 0, error: None, decompressor: Decompressor::default() }
+    }
+
+    /// Replaces the chunk's batches by the next ones, checked and decompressed, until their
+    /// records take `budget` bytes, the input ends, or a batch is corrupt (the error is kept
+    /// for [`LogReader::finish`]). False when no batch was read.
+    pub fn fill(&mut self, chunk: &mut Chunk<'d>, budget: usize) -> bool {
+        chunk.data = self.data;
+        chunk.batches.clear();
+        chunk.decompressed.clear();
+        let mut bytes = 0;
+        while self.error.is_none() && self.at < self.data.len() && bytes < budget {
+            match check_batch(&self.data[self.at..], self.position + self.at, &mut self.decompressor, &mut chunk.decompressed) {
+                Ok((info, mut body)) => {
+                    bytes += match &mut body {
+                        Body::Input(range) => {
+                            *range = range.start + self.at..range.end + self.at;
+                            range.len()
+                        }
+                        Body::Decompressed { range, .. } => range.len(),
+                        Body::Legacy(_) => info.size,
+                    };
+                    self.at += info.size;
+                    chunk.batches.push((info, body));
+                }
+                Err(error) => self.error = Some(error),
+            }
+        }
+        !chunk.batches.is_empty()
+    }
+
+    /// Bytes of whole batches checked so far.
+    pub fn checked_bytes(&self) -> usize {
+        self.at
+    }
+
+    /// Runs `process` on every batch with its records, chunk after chunk; stops at the first
+    /// error, whether the batch's framing or `process` raised it.
+    pub fn walk(mut self, budget: usize, mut process: impl FnMut(&BatchInfo, Records<'_>) -> Result<()>) -> Walk {
+        let mut chunk = Chunk::default();
+        while self.fill(&mut chunk, budget) {
+            if let Err(walk) = self.process(&chunk, &mut process) {
+                return walk;
+            }
+        }
+        self.finish()
+    }
+
+    /// Runs `process` on the chunk's batches; an error ends the walk at the batch that raised it.
+    pub fn process(&self, chunk: &Chunk<'_>, mut process: impl FnMut(&BatchInfo, Records<'_>) -> Result<()>) -> std::result::Result<(), Walk> {
+        for (info, records) in chunk.batches() {
+            if let Err(error) = process(info, records) {
+                return Err(Walk { valid_bytes: info.position - self.position, error: Some(error) });
+            }
+        }
+        Ok(())
+    }
+
+    /// Where the walk ended: after every batch, or at the corrupt one.
+    pub fn finish(self) -> Walk {
+        Walk { valid_bytes: self.at, error: self.error }
+    }
+}
+
+/// Checks the batch at the start of `data` (framing, CRC) and finds its records: in `data`
+/// (the returned range is relative to `data`), decompressed into `decompressed`, or parsed
+/// whole for a legacy batch.
+fn check_batch(data: &[u8], position: usize, decompressor: &mut Decompressor, decompressed: &mut Vec<u8>) -> Result<(BatchInfo, Body)> {
     let mut header = Reader::new(data, position);
     let _base_offset = header.i64()?;
     let length = header.i32()?;
@@ -143,8 +356,11 @@ fn read_one(data: &[u8], position: usize) -> Result<Batch> {
     }
     let magic = data[MAGIC_OFFSET] as i8;
     match magic {
-        2 => read_v2(&data[..size], position),
-        0 | 1 => crate::codec::legacy::read_legacy(&data[..size], position),
+        2 => check_v2(&data[..size], position, decompressor, decompressed),
+        0 | 1 => {
+            let batch = crate::codec::legacy::read_legacy(&data[..size], position)?;
+            Ok((batch.info, Body::Legacy(batch.records)))
+        }
         other => Err(Error::Corrupt {
             position: position + MAGIC_OFFSET,
             reason: format!("unknown magic {other}"),
@@ -152,7 +368,7 @@ fn read_one(data: &[u8], position: usize) -> Result<Batch> {
     }
 }
 
-fn read_v2(data: &[u8], position: usize) -> Result<Batch> {
+fn check_v2(data: &[u8], position: usize, decompressor: &mut Decompressor, decompressed: &mut Vec<u8>) -> Result<(BatchInfo, Body)> {
     if data.len() < RECORD_BATCH_OVERHEAD {
         return Err(Error::Corrupt {
             position,
@@ -185,7 +401,6 @@ fn read_v2(data: &[u8], position: usize) -> Result<Batch> {
         position: position + ATTRIBUTES_OFFSET,
         reason: format!("invalid compression id {}", attributes & COMPRESSION_MASK),
     })?;
-    let log_append_time = attributes & TIMESTAMP_TYPE_BIT != 0;
     if count < 0 {
         return Err(Error::Corrupt {
             position: count_position,
@@ -193,52 +408,115 @@ fn read_v2(data: &[u8], position: usize) -> Result<Batch> {
         });
     }
     let records_position = r.position();
-    let body = r.rest();
-    let decompressed;
-    let mut records_reader = if compression == Compression::None {
-        Reader::new(body, records_position)
+    let body = if compression == Compression::None {
+        Body::Input(RECORD_BATCH_OVERHEAD..data.len())
     } else {
-        decompressed = compression.decompress(body, records_position)?;
+        let start = decompressed.len();
+        decompressor.decompress_into(compression, r.rest(), records_position, decompressed)?;
         // Positions inside a decompressed stream point at the compressed stream's start.
-        Reader::new(&decompressed, records_position)
+        Body::Decompressed { range: start..decompressed.len(), position: records_position }
     };
-    // Each record takes at least 7 bytes; refuse counts that cannot fit before allocating.
-    if count as usize > records_reader.remaining() / 7 + 1 {
+    let record_bytes = match &body {
+        Body::Input(range) | Body::Decompressed { range, .. } => range.len(),
+        Body::Legacy(_) => 0,
+    };
+    // Each record takes at least 7 bytes; refuse counts that cannot fit.
+    if count as usize > record_bytes / 7 + 1 {
         return Err(Error::Corrupt {
             position: count_position,
-            reason: format!("record count {count} does not fit the {} record bytes", records_reader.remaining()),
+            reason: format!("record count {count} does not fit the {record_bytes} record bytes"),
         });
     }
-    let mut records = Vec::with_capacity(count as usize);
-    for _ in 0..count {
-        records.push(read_record(&mut records_reader, base_offset, base_timestamp, log_append_time.then_some(max_timestamp))?);
-    }
-    if !records_reader.is_empty() {
-        return Err(records_reader.corrupt(format!("{} bytes after the last of {count} records", records_reader.remaining())));
-    }
-    Ok(Batch {
-        position,
-        size: data.len(),
-        base_offset,
-        last_offset: base_offset + i64::from(last_offset_delta),
-        partition_leader_epoch,
-        magic,
-        crc,
-        compression,
-        log_append_time,
-        is_transactional: attributes & TRANSACTIONAL_BIT != 0,
-        is_control: attributes & CONTROL_BIT != 0,
-        has_delete_horizon: attributes & DELETE_HORIZON_BIT != 0,
-        base_timestamp,
-        max_timestamp,
-        producer_id,
-        producer_epoch,
-        base_sequence,
-        records,
-    })
+    Ok((
+        BatchInfo {
+            position,
+            size: data.len(),
+            base_offset,
+            last_offset: base_offset + i64::from(last_offset_delta),
+            partition_leader_epoch,
+            magic,
+            crc,
+            compression,
+            log_append_time: attributes & TIMESTAMP_TYPE_BIT != 0,
+            is_transactional: attributes & TRANSACTIONAL_BIT != 0,
+            is_control: attributes & CONTROL_BIT != 0,
+            has_delete_horizon: attributes & DELETE_HORIZON_BIT != 0,
+            base_timestamp,
+            max_timestamp,
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            record_count: count as usize,
+        },
+        body,
+    ))
 }
 
-fn read_record(r: &mut Reader<'_>, base_offset: i64, base_timestamp: i64, log_append_time: Option<i64>) -> Result<Record> {
+/// The records of one batch, parsed as they are iterated; after the last, bytes left over
+/// are an error.
+pub enum Records<'a> {
+    V2 {
+        r: Reader<'a>,
+        left: usize,
+        count: usize,
+        base_offset: i64,
+        base_timestamp: i64,
+        log_append_time: Option<i64>,
+    },
+    Legacy(std::slice::Iter<'a, Record>),
+}
+
+impl<'a> Records<'a> {
+    fn v2(info: &BatchInfo, r: Reader<'a>) -> Self {
+        Records::V2 {
+            r,
+            left: info.record_count,
+            count: info.record_count,
+            base_offset: info.base_offset,
+            base_timestamp: info.base_timestamp,
+            log_append_time: info.log_append_time.then_some(info.max_timestamp),
+        }
+    }
+}
+
+impl<'a> Iterator for Records<'a> {
+    type Item = Result<RecordRef<'a>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Records::V2 { r, left, count, base_offset, base_timestamp, log_append_time } => {
+                if *left == 0 {
+                    if r.is_empty() {
+                        return None;
+                    }
+                    let error = r.corrupt(format!("{} bytes after the last of {count} records", r.remaining()));
+                    r.rest();
+                    return Some(Err(error));
+                }
+                *left -= 1;
+                let record = read_record(r, *base_offset, *base_timestamp, *log_append_time);
+                if record.is_err() {
+                    *left = 0;
+                    r.rest();
+                }
+                Some(record)
+            }
+            Records::Legacy(records) => records.next().map(|r| {
+                Ok(RecordRef {
+                    offset: r.offset,
+                    timestamp: r.timestamp,
+                    key: r.key.as_deref(),
+                    value: r.value.as_deref(),
+                    headers: &[],
+                    header_count: 0,
+                    headers_position: 0,
+                })
+            }),
+        }
+    }
+}
+
+fn read_record<'a>(r: &mut Reader<'a>, base_offset: i64, base_timestamp: i64, log_append_time: Option<i64>) -> Result<RecordRef<'a>> {
     let start = r.position();
     let length = r.varint()?;
     if length < 0 {
@@ -254,31 +532,39 @@ fn read_record(r: &mut Reader<'_>, base_offset: i64, base_timestamp: i64, log_ap
     if header_count < 0 || header_count as usize > rec.remaining() / 2 {
         return Err(rec.corrupt(format!("invalid header count {header_count}")));
     }
-    let mut headers = Vec::with_capacity(header_count as usize);
-    for _ in 0..header_count {
-        let at = rec.position();
-        let name = varint_bytes(&mut rec, "header key")?.ok_or_else(|| Error::Corrupt { position: at, reason: "null header key".into() })?;
-        let name = String::from_utf8(name).map_err(|_| Error::Corrupt { position: at, reason: "header key is not UTF-8".into() })?;
-        headers.push((name, varint_bytes(&mut rec, "header value")?));
-    }
+    let headers_position = rec.position();
+    let mut headers = rec.clone();
+    read_headers(&mut rec, header_count as usize, |_, _| {})?;
     if !rec.is_empty() {
         return Err(rec.corrupt(format!("record length {length} leaves {} bytes unread", rec.remaining())));
     }
-    Ok(Record {
+    Ok(RecordRef {
         offset: base_offset.wrapping_add(i64::from(offset_delta)),
         timestamp: log_append_time.unwrap_or_else(|| base_timestamp.wrapping_add(timestamp_delta)),
         key,
         value,
-        headers,
+        headers: headers.rest(),
+        header_count: header_count as usize,
+        headers_position,
     })
 }
 
-fn varint_bytes(r: &mut Reader<'_>, what: &str) -> Result<Option<Vec<u8>>> {
+fn read_headers<'a>(r: &mut Reader<'a>, count: usize, mut header: impl FnMut(&'a str, Option<&'a [u8]>)) -> Result<()> {
+    for _ in 0..count {
+        let at = r.position();
+        let name = varint_bytes(r, "header key")?.ok_or_else(|| Error::Corrupt { position: at, reason: "null header key".into() })?;
+        let name = std::str::from_utf8(name).map_err(|_| Error::Corrupt { position: at, reason: "header key is not UTF-8".into() })?;
+        header(name, varint_bytes(r, "header value")?);
+    }
+    Ok(())
+}
+
+fn varint_bytes<'a>(r: &mut Reader<'a>, what: &str) -> Result<Option<&'a [u8]>> {
     let at = r.position();
     match r.varint()? {
         -1 => Ok(None),
         n if n < 0 => Err(Error::Corrupt { position: at, reason: format!("negative {what} length {n}") }),
-        n => Ok(Some(r.take(n as usize, what)?.to_vec())),
+        n => Ok(Some(r.take(n as usize, what)?)),
     }
 }
 
@@ -320,30 +606,80 @@ pub fn write_batch(header: &BatchHeader, records: &[(Option<&[u8]>, Option<&[u8]
     if records.is_empty() {
         return Err(Error::InvalidArgument("a batch needs at least one record".into()));
     }
-    let count = i32::try_from(records.len()).map_err(|_| Error::InvalidArgument("too many records for one batch".into()))?;
+    let count = i64::try_from(records.len()).map_err(|_| Error::InvalidArgument("too many records for one batch".into()))?;
+    let records: Vec<RecordToWrite<'_>> = records
+        .iter()
+        .zip(header.base_offset..)
+        .map(|(&(key, value), offset)| RecordToWrite { offset, timestamp: header.timestamp, key, value, headers: &[] })
+        .collect();
+    write_records(header, header.base_offset + count - 1, None, &records)
+}
+
+/// A record to write at its own offset and timestamp, for [`write_records`].
+#[derive(Clone, Copy, Debug)]
+pub struct RecordToWrite<'a> {
+    pub offset: i64,
+    pub timestamp: i64,
+    pub key: Option<&'a [u8]>,
+    pub value: Option<&'a [u8]>,
+    pub headers: &'a [(String, Option<Vec<u8>>)],
+}
+
+/// Encodes one magic-2 batch whose records keep their own offsets and timestamps: several
+/// appends merged into one batch, or what the log cleaner retains of a batch (Kafka's
+/// `buildRetainedRecordsInto`).
+///
+/// The batch spans `header.base_offset..=last_offset` whatever records remain, so a cleaned
+/// batch keeps its offsets. Offsets must increase within that span. The base timestamp is the
+/// first record's, or `delete_horizon_ms` when given (attribute bit 6; record timestamps are
+/// then written relative to it). With no records the batch is empty, as the cleaner leaves a
+/// batch whose records all went, with both timestamps `header.timestamp`.
+pub fn write_records(header: &BatchHeader, last_offset: i64, delete_horizon_ms: Option<i64>, records: &[RecordToWrite<'_>]) -> Result<Vec<u8>> {
+    let invalid = |what: String| Error::InvalidArgument(what);
+    let last_offset_delta = last_offset
+        .checked_sub(header.base_offset)
+        .and_then(|d| i32::try_from(d).ok())
+        .filter(|d| *d >= 0)
+        .ok_or_else(|| invalid(format!("last offset {last_offset} is not within 2^31 after base offset {}", header.base_offset)))?;
+    let count = i32::try_from(records.len()).map_err(|_| invalid("too many records for one batch".into()))?;
+    let base_timestamp = delete_horizon_ms.or(records.first().map(|r| r.timestamp)).unwrap_or(header.timestamp);
+    let max_timestamp = records.iter().map(|r| r.timestamp).max().unwrap_or(header.timestamp);
     let mut body = Vec::new();
     let mut record = Vec::new();
-    for (delta, (key, value)) in records.iter().enumerate() {
+    let mut previous = None;
+    for r in records {
+        if r.offset > last_offset || previous.is_some_and(|p| r.offset <= p) || r.offset < header.base_offset {
+            return Err(invalid(format!("record offset {} is out of order or outside {}..={last_offset}", r.offset, header.base_offset)));
+        }
+        previous = Some(r.offset);
         record.clear();
         record.put_i8(0);
-        record.put_varlong(0);
-        record.put_varint(delta as i32);
-        put_varint_bytes(&mut record, *key)?;
-        put_varint_bytes(&mut record, *value)?;
-        record.put_varint(0);
-        body.put_varint(i32::try_from(record.len()).map_err(|_| Error::InvalidArgument("record too large".into()))?);
+        record.put_varlong(r.timestamp.wrapping_sub(base_timestamp));
+        record.put_varint((r.offset - header.base_offset) as i32);
+        put_varint_bytes(&mut record, r.key)?;
+        put_varint_bytes(&mut record, r.value)?;
+        record.put_varint(i32::try_from(r.headers.len()).map_err(|_| invalid("too many headers".into()))?);
+        for (name, value) in r.headers {
+            put_varint_bytes(&mut record, Some(name.as_bytes()))?;
+            put_varint_bytes(&mut record, value.as_deref())?;
+        }
+        body.put_varint(i32::try_from(record.len()).map_err(|_| invalid("record too large".into()))?);
         body.extend_from_slice(&record);
     }
-    let body = header.compression.compress(&body);
-    let mut attributes = i16::from(header.compression.id());
+    let compression = if records.is_empty() { Compression::None } else { header.compression };
+    let body = compression.compress(&body);
+    let mut attributes = i16::from(compression.id());
     if header.is_transactional {
         attributes |= TRANSACTIONAL_BIT;
     }
     if header.is_control {
         attributes |= CONTROL_BIT;
     }
+    if delete_horizon_ms.is_some() {
+        attributes |= DELETE_HORIZON_BIT;
+    }
     let length = i32::try_from(RECORD_BATCH_OVERHEAD - LOG_OVERHEAD + body.len())
-        .map_err(|_| Error::InvalidArgument("batch larger than 2 GiB".into()))?;
+        .map_err(|_| invalid("batch larger than 2 GiB".into()))?;
     let mut out = Vec::with_capacity(RECORD_BATCH_OVERHEAD + body.len());
     out.put_i64(header.base_offset);
     out.put_i32(length);
@@ -351,9 +687,9 @@ pub fn write_batch(header: &BatchHeader, records: &[(Option<&[u8]>, Option<&[u8]
     out.put_i8(2);
     out.put_u32(0);
     out.put_i16(attributes);
-    out.put_i32(count - 1);
-    out.put_i64(header.timestamp);
-    out.put_i64(header.timestamp);
+    out.put_i32(last_offset_delta);
+    out.put_i64(base_timestamp);
+    out.put_i64(max_timestamp);
     out.put_i64(header.producer_id);
     out.put_i16(header.producer_epoch);
     out.put_i32(header.base_sequence);
@@ -407,12 +743,12 @@ pub fn write_control_batch(header: &BatchHeader, marker: ControlMarker) -> Resul
 }
 
 /// The COMMIT/ABORT marker of a control record, if it is one.
-pub fn control_marker(record: &Record) -> Option<ControlMarker> {
-    let kind = control_record_type(record.key.as_deref()?)?;
+pub fn control_marker(key: Option<&[u8]>, value: Option<&[u8]>) -> Option<ControlMarker> {
+    let kind = control_record_type(key?)?;
     if kind > 1 {
         return None;
     }
-    let mut r = Reader::new(record.value.as_deref()?, 0);
+    let mut r = Reader::new(value?, 0);
     let _version = r.i16().ok()?;
     Some(ControlMarker {
         commit: kind == 1,
@@ -435,10 +771,38 @@ mod tests {
             let parsed = read_batches(&bytes, 0);
             assert!(parsed.error.is_none(), "{c:?}: {:?}", parsed.error);
             let b = &parsed.batches[0];
-            assert_eq!((b.base_offset, b.last_offset, b.compression, b.size), (100, 101, c, bytes.len()));
-            assert_eq!((b.producer_id, b.producer_epoch, b.base_sequence, b.partition_leader_epoch), (-1, -1, 0, 0));
+            assert_eq!((b.info.base_offset, b.info.last_offset, b.info.compression, b.info.size), (100, 101, c, bytes.len()));
+            assert_eq!((b.info.producer_id, b.info.producer_epoch, b.info.base_sequence, b.info.partition_leader_epoch), (-1, -1, 0, 0));
             assert_eq!(b.records[1], Record { offset: 101, timestamp: 1_700_000_000_000, key: Some(b"k2".to_vec()), value: None, headers: vec![] });
         }
+    }
+
+    #[test]
+    fn written_records_keep_their_offsets_timestamps_and_delete_horizon() {
+        let header = BatchHeader { producer_id: 9, producer_epoch: 1, is_transactional: true, ..BatchHeader::plain(100, 0) };
+        let hdrs = vec![("h".to_owned(), Some(b"v".to_vec()))];
+        let records = [
+            RecordToWrite { offset: 101, timestamp: 5_000, key: Some(b"a"), value: None, headers: &[] },
+            RecordToWrite { offset: 104, timestamp: 4_000, key: Some(b"b"), value: Some(b"2"), headers: &hdrs },
+        ];
+        for horizon in [None, Some(90_000)] {
+            let bytes = write_records(&header, 107, horizon, &records).unwrap();
+            let parsed = read_batches(&bytes, 0);
+            assert!(parsed.error.is_none(), "{:?}", parsed.error);
+            let b = &parsed.batches[0];
+            assert_eq!((b.base_offset, b.last_offset, b.has_delete_horizon), (100, 107, horizon.is_some()));
+            assert_eq!((b.base_timestamp, b.max_timestamp), (horizon.unwrap_or(5_000), 5_000));
+            assert_eq!((b.producer_id, b.is_transactional), (9, true));
+            let got: Vec<_> = b.records.iter().map(|r| (r.offset, r.timestamp, r.key.clone(), r.value.clone())).collect();
+            assert_eq!(got, vec![(101, 5_000, Some(b"a".to_vec()), None), (104, 4_000, Some(b"b".to_vec()), Some(b"2".to_vec()))]);
+            assert_eq!(b.records[1].headers, hdrs);
+        }
+        let empty = write_records(&BatchHeader::plain(7, 123), 9, None, &[]).unwrap();
+        let b = &read_batches(&empty, 0).batches[0];
+        assert_eq!((b.base_offset, b.last_offset, b.records.len(), b.max_timestamp), (7, 9, 0, 123));
+        let out_of_order = [records[1], records[0]];
+        assert!(write_records(&header, 107, None, &out_of_order).is_err());
+        assert!(write_records(&header, 103, None, &records).is_err());
     }
 
     #[test]
@@ -446,8 +810,8 @@ mod tests {
         let header = BatchHeader { producer_id: 7, producer_epoch: 2, ..BatchHeader::plain(5, 10) };
         let bytes = write_control_batch(&header, ControlMarker { commit: true, coordinator_epoch: 3 }).unwrap();
         let b = &read_batches(&bytes, 0).batches[0];
-        assert!(b.is_control && b.is_transactional);
-        assert_eq!(control_marker(&b.records[0]), Some(ControlMarker { commit: true, coordinator_epoch: 3 }));
+        assert!(b.info.is_control && b.info.is_transactional);
+        assert_eq!(control_marker(b.records[0].key.as_deref(), b.records[0].value.as_deref()), Some(ControlMarker { commit: true, coordinator_epoch: 3 }));
     }
 
     /// kafka-python's `record_batch_data_v2` (offsets-log-format.md §9.1): real broker batches.
@@ -467,7 +831,7 @@ mod tests {
         let parsed = read_batches(&data, 0);
         assert!(parsed.error.is_none(), "{:?}", parsed.error);
         let [a, b, c] = &parsed.batches[..] else { panic!("3 batches") };
-        assert_eq!((a.crc, a.partition_leader_epoch, a.records[0].timestamp), (0x0318_a270, 1, 1_503_229_838_908));
+        assert_eq!((a.info.crc, a.info.partition_leader_epoch, a.records[0].timestamp), (0x0318_a270, 1, 1_503_229_838_908));
         assert_eq!(a.records[0].value.as_deref(), Some(&b"123"[..]));
         assert_eq!(b.records.len(), 2);
         assert_eq!((b.records[1].offset, b.records[1].timestamp), (2, 1_503_229_959_532 + 168));
@@ -539,6 +903,28 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn ceilings_checksum_and_decompress_every_batch() {
+        let recs: Vec<(Option<&[u8]>, Option<&[u8]>)> = vec![(Some(b"key"), Some(b"some value, some value"))];
+        let record_bytes = write_batch(&BatchHeader::plain(0, 1), &recs).unwrap().len() - RECORD_BATCH_OVERHEAD;
+        for c in [Compression::None, Compression::Gzip, Compression::Snappy, Compression::Lz4, Compression::Zstd] {
+            let mut log = Vec::new();
+            for i in 0..3 {
+                log.extend(write_batch(&BatchHeader { compression: c, ..BatchHeader::plain(i, 1) }, &recs).unwrap());
+            }
+            log.extend_from_slice(&log[..20].to_vec());
+            assert_eq!(checksum_batches(&log), 3, "{c:?}: the torn tail is not a batch");
+            let expected = if c == Compression::None { 0 } else { 3 * record_bytes };
+            assert_eq!(decompress_batches(&log).unwrap(), expected, "{c:?}");
+            let mut flipped = log.clone();
+            flipped[ATTRIBUTES_OFFSET + 5] ^= 1;
+            assert_eq!(checksum_batches(&flipped), 2);
+        }
+        let mut mislabelled = write_batch(&BatchHeader { compression: Compression::Lz4, ..BatchHeader::plain(0, 1) }, &recs).unwrap();
+        mislabelled[ATTRIBUTES_OFFSET + 1] = Compression::Gzip.id();
+        assert!(decompress_batches(&mislabelled).is_err());
     }
 
     #[test]

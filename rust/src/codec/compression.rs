@@ -55,20 +55,11 @@ impl Compression {
             .find(|c| c.name() == name)
     }
 
-    /// Decompresses `data`, which starts at absolute `position`. `legacy_magic0` selects the
-    /// broken lz4 header checksum of magic-0 messages (Kafka's KAFKA-3160).
+    /// Decompresses `data`, which starts at absolute `position`, into a new buffer.
     pub fn decompress(self, data: &[u8], position: usize) -> Result<Vec<u8>> {
-        let corrupt = |reason: String| Error::Corrupt { position, reason };
-        match self {
-            Compression::None => Ok(data.to_vec()),
-            Compression::Gzip => read_capped(flate2::read::MultiGzDecoder::new(data))
-                .map_err(|e| corrupt(format!("gzip: {e}"))),
-            Compression::Snappy => snappy_decompress(data).map_err(|e| corrupt(format!("snappy: {e}"))),
-            Compression::Lz4 => lz4_decompress(data).map_err(|e| corrupt(format!("lz4: {e}"))),
-            Compression::Zstd => zstd::stream::read::Decoder::new(data)
-                .and_then(read_capped)
-                .map_err(|e| corrupt(format!("zstd: {e}"))),
-        }
+        let mut out = Vec::new();
+        Decompressor::default().decompress_into(self, data, position, &mut out)?;
+        Ok(out)
     }
 
     /// Compresses `data` as a Kafka producer or broker would.
@@ -92,45 +83,181 @@ impl Compression {
     }
 }
 
-fn read_capped(reader: impl Read) -> std::io::Result<Vec<u8>> {
-    let mut out = Vec::new();
-    reader.take(MAX_DECOMPRESSED as u64 + 1).read_to_end(&mut out)?;
-    if out.len() > MAX_DECOMPRESSED {
-        return Err(std::io::Error::other(format!(
-            "decompresses to more than {MAX_DECOMPRESSED} bytes"
-        )));
-    }
-    Ok(out)
+/// Decompresses batch after batch, reusing its codec state (inflate window, zstd context)
+/// from one call to the next; output goes to a buffer the caller also reuses.
+#[derive(Default)]
+pub struct Decompressor {
+    inflate: Option<flate2::Decompress>,
+    zstd: Option<zstd::zstd_safe::DCtx<'static>>,
 }
 
-fn snappy_decompress(data: &[u8]) -> std::result::Result<Vec<u8>, String> {
+impl Decompressor {
+    /// Appends the decompression of `data` (which starts at absolute `position`) to `out`.
+    /// More than [`MAX_DECOMPRESSED`] bytes is an error.
+    pub fn decompress_into(&mut self, compression: Compression, data: &[u8], position: usize, out: &mut Vec<u8>) -> Result<()> {
+        let start = out.len();
+        let result = match compression {
+            Compression::None => {
+                out.extend_from_slice(data);
+                Ok(())
+            }
+            Compression::Gzip => self.gunzip(data, out).map_err(|e| format!("gzip: {e}")),
+            Compression::Snappy => snappy_decompress(data, out).map_err(|e| format!("snappy: {e}")),
+            Compression::Lz4 => lz4_decompress(data, out).map_err(|e| format!("lz4: {e}")),
+            Compression::Zstd => self.unzstd(data, out).map_err(|e| format!("zstd: {e}")),
+        };
+        let result = result.and_then(|()| match out.len() - start {
+            n if n > MAX_DECOMPRESSED => Err(format!("{}: decompresses to more than {MAX_DECOMPRESSED} bytes", compression.name())),
+            _ => Ok(()),
+        });
+        result.map_err(|reason| {
+            out.truncate(start);
+            Error::Corrupt { position, reason }
+        })
+    }
+
+    /// gzip members (RFC 1952), one after another: header, deflate stream, CRC-32 and size.
+    fn gunzip(&mut self, mut data: &[u8], out: &mut Vec<u8>) -> std::result::Result<(), String> {
+        let inflate = self.inflate.get_or_insert_with(|| flate2::Decompress::new(false));
+        let cap = out.len() + MAX_DECOMPRESSED;
+        loop {
+            data = skip_gzip_header(data)?;
+            inflate.reset(false);
+            let member_start = out.len();
+            loop {
+                reserve_capped(out, data.len().saturating_mul(4), cap)?;
+                let (consumed, produced) = (inflate.total_in(), out.len());
+                let status = inflate
+                    .decompress_vec(data, out, flate2::FlushDecompress::None)
+                    .map_err(|e| e.to_string())?;
+                let used = usize::try_from(inflate.total_in() - consumed).unwrap_or(usize::MAX).min(data.len());
+                data = &data[used..];
+                if status == flate2::Status::StreamEnd {
+                    break;
+                }
+                if used == 0 && out.len() == produced && out.len() < out.capacity() {
+                    return Err("truncated deflate stream".into());
+                }
+            }
+            let [c0, c1, c2, c3, s0, s1, s2, s3, ref rest @ ..] = *data else {
+                return Err("truncated gzip trailer".into());
+            };
+            let member = &out[member_start..];
+            if crc32fast::hash(member) != u32::from_le_bytes([c0, c1, c2, c3]) {
+                return Err("CRC-32 mismatch in gzip trailer".into());
+            }
+            if member.len() as u32 != u32::from_le_bytes([s0, s1, s2, s3]) {
+                return Err("size mismatch in gzip trailer".into());
+            }
+            data = rest;
+            if data.is_empty() {
+                return Ok(());
+            }
+        }
+    }
+
+    /// zstd frames, one after another (producers stream them, so they rarely carry their size).
+    fn unzstd(&mut self, data: &[u8], out: &mut Vec<u8>) -> std::result::Result<(), String> {
+        use zstd::zstd_safe::{DCtx, InBuffer, OutBuffer, ResetDirective};
+        if self.zstd.is_none() {
+            self.zstd = Some(DCtx::try_create().ok_or("cannot allocate a decompression context")?);
+        }
+        let Some(ctx) = self.zstd.as_mut() else { unreachable!("created above") };
+        ctx.reset(ResetDirective::SessionOnly).map_err(zstd_error)?;
+        let cap = out.len() + MAX_DECOMPRESSED;
+        let mut input = InBuffer::around(data);
+        loop {
+            reserve_capped(out, data.len().saturating_mul(4), cap)?;
+            let before = (input.pos(), out.len());
+            let pos = out.len();
+            let hint = ctx.decompress_stream(&mut OutBuffer::around_pos(out, pos), &mut input).map_err(zstd_error)?;
+            if hint == 0 && input.pos() == data.len() {
+                return Ok(());
+            }
+            if (input.pos(), out.len()) == before && out.len() < out.capacity() {
+                return Err("truncated frame".into());
+            }
+        }
+    }
+}
+
+fn zstd_error(code: usize) -> String {
+    zstd::zstd_safe::get_error_name(code).to_owned()
+}
+
+/// Makes room in `out` for about `want` more bytes, never past `cap` in total.
+fn reserve_capped(out: &mut Vec<u8>, want: usize, cap: usize) -> std::result::Result<(), String> {
+    if out.capacity() - out.len() >= 4096 {
+        return Ok(());
+    }
+    if out.len() >= cap {
+        return Err(format!("decompresses to more than {MAX_DECOMPRESSED} bytes"));
+    }
+    out.reserve(want.max(out.len()).max(32 << 10).min(cap - out.len()));
+    Ok(())
+}
+
+/// The bytes after a gzip member's header.
+fn skip_gzip_header(data: &[u8]) -> std::result::Result<&[u8], String> {
+    const FHCRC: u8 = 0x02;
+    const FEXTRA: u8 = 0x04;
+    const FNAME: u8 = 0x08;
+    const FCOMMENT: u8 = 0x10;
+    let truncated = || "truncated header".to_owned();
+    let [0x1f, 0x8b, method, flags, _, _, _, _, _, _, ref rest @ ..] = *data else {
+        return Err(if data.len() < 10 { truncated() } else { "not a gzip member".into() });
+    };
+    if method != 8 {
+        return Err(format!("compression method {method} is not deflate"));
+    }
+    let mut rest = rest;
+    if flags & FEXTRA != 0 {
+        let [a, b, ref tail @ ..] = *rest else { return Err(truncated()) };
+        rest = tail.get(usize::from(u16::from_le_bytes([a, b]))..).ok_or_else(truncated)?;
+    }
+    for flag in [FNAME, FCOMMENT] {
+        if flags & flag != 0 {
+            let end = rest.iter().position(|&b| b == 0).ok_or_else(truncated)?;
+            rest = &rest[end + 1..];
+        }
+    }
+    if flags & FHCRC != 0 {
+        rest = rest.get(2..).ok_or_else(truncated)?;
+    }
+    Ok(rest)
+}
+
+fn snappy_decompress(data: &[u8], out: &mut Vec<u8>) -> std::result::Result<(), String> {
+    let cap = out.len() + MAX_DECOMPRESSED;
     if data.len() >= XERIAL_HEADER_LEN && &data[..8] == XERIAL_MAGIC {
-        let mut out = Vec::new();
         let mut rest = &data[XERIAL_HEADER_LEN..];
         while !rest.is_empty() {
-            if rest.len() < 4 {
+            let [a, b, c, d, ref tail @ ..] = *rest else {
                 return Err("truncated xerial block length".into());
+            };
+            let len = u32::from_be_bytes([a, b, c, d]) as usize;
+            if len > tail.len() {
+                return Err(format!("xerial block of {len} bytes, {} left", tail.len()));
             }
-            let len = u32::from_be_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
-            rest = &rest[4..];
-            if len > rest.len() {
-                return Err(format!("xerial block of {len} bytes, {} left", rest.len()));
-            }
-            out.extend(snappy_raw(&rest[..len], MAX_DECOMPRESSED - out.len())?);
-            rest = &rest[len..];
+            snappy_raw(&tail[..len], out, cap)?;
+            rest = &tail[len..];
         }
-        Ok(out)
+        Ok(())
     } else {
-        snappy_raw(data, MAX_DECOMPRESSED)
+        snappy_raw(data, out, cap)
     }
 }
 
-fn snappy_raw(block: &[u8], cap: usize) -> std::result::Result<Vec<u8>, String> {
+fn snappy_raw(block: &[u8], out: &mut Vec<u8>, cap: usize) -> std::result::Result<(), String> {
     let len = snap::raw::decompress_len(block).map_err(|e| e.to_string())?;
-    if len > cap {
+    let start = out.len();
+    if len > cap - start {
         return Err(format!("block decompresses to {len} bytes, over the limit"));
     }
-    snap::raw::Decoder::new().decompress_vec(block).map_err(|e| e.to_string())
+    out.resize(start + len, 0);
+    let written = snap::raw::Decoder::new().decompress(block, &mut out[start..]).map_err(|e| e.to_string())?;
+    out.truncate(start + written);
+    Ok(())
 }
 
 fn xerial_compress(data: &[u8]) -> Vec<u8> {
@@ -150,13 +277,24 @@ fn xerial_compress(data: &[u8]) -> Vec<u8> {
 /// lz4 frames. Kafka's magic-0 writers computed the header checksum over the magic too; the
 /// frame decoder checks it, so a frame whose checksum is wrong only in that way has its header
 /// checksum byte rewritten to the correct one before decoding.
-fn lz4_decompress(data: &[u8]) -> std::result::Result<Vec<u8>, String> {
-    match read_capped(lz4_flex::frame::FrameDecoder::new(data)) {
-        Ok(out) => Ok(out),
-        Err(first) => match fix_broken_lz4_header_checksum(data) {
-            Some(fixed) => read_capped(lz4_flex::frame::FrameDecoder::new(&fixed[..])).map_err(|e| e.to_string()),
-            None => Err(first.to_string()),
-        },
+fn lz4_decompress(data: &[u8], out: &mut Vec<u8>) -> std::result::Result<(), String> {
+    let start = out.len();
+    let read = |frame: &[u8], out: &mut Vec<u8>| -> std::io::Result<()> {
+        lz4_flex::frame::FrameDecoder::new(frame).take(MAX_DECOMPRESSED as u64 + 1).read_to_end(out)?;
+        if out.len() - start > MAX_DECOMPRESSED {
+            return Err(std::io::Error::other(format!("decompresses to more than {MAX_DECOMPRESSED} bytes")));
+        }
+        Ok(())
+    };
+    match read(data, out) {
+        Ok(()) => Ok(()),
+        Err(first) => {
+            out.truncate(start);
+            match fix_broken_lz4_header_checksum(data) {
+                Some(fixed) => read(&fixed, out).map_err(|e| e.to_string()),
+                None => Err(first.to_string()),
+            }
+        }
     }
 }
 

@@ -12,7 +12,7 @@
 //! are relative (0..n-1), in v0 absolute. Each wrapper, or each uncompressed message, is
 //! returned as one [`Batch`].
 
-use crate::codec::batch::{Batch, Record, LOG_OVERHEAD};
+use crate::codec::batch::{Batch, BatchInfo, Record, LOG_OVERHEAD};
 use crate::codec::compression::Compression;
 use crate::codec::primitives::Reader;
 use crate::error::{Error, Result};
@@ -120,7 +120,7 @@ pub fn read_legacy(data: &[u8], position: usize) -> Result<Batch> {
     let first = records.first().map_or(wrapper.offset, |r| r.offset);
     let last = records.last().map_or(wrapper.offset, |r| r.offset);
     let max_timestamp = records.iter().map(|r| r.timestamp).max().unwrap_or(-1);
-    Ok(Batch {
+    let info = BatchInfo {
         position,
         size: data.len(),
         base_offset: first,
@@ -138,8 +138,9 @@ pub fn read_legacy(data: &[u8], position: usize) -> Result<Batch> {
         producer_id: -1,
         producer_epoch: -1,
         base_sequence: -1,
-        records,
-    })
+        record_count: records.len(),
+    };
+    Ok(Batch { info, records })
 }
 
 #[cfg(test)]
@@ -157,7 +158,7 @@ mod tests {
             let parsed = read_batches(&data, 0);
             assert!(parsed.error.is_none(), "{:?}", parsed.error);
             let b = &parsed.batches[0];
-            assert_eq!(b.magic, magic);
+            assert_eq!(b.info.magic, magic);
             assert_eq!(b.records[0].value.as_deref(), Some(&b"123"[..]));
             assert_eq!(b.records[0].key, None);
             assert_eq!(b.records[0].timestamp, ts);

@@ -1,8 +1,8 @@
 //! A `__consumer_offsets` log decoded record by record: batches, their records, and each
 //! record's key and value (or its transaction marker).
 
-use crate::codec::batch::{control_marker, control_record_type, read_batches, ControlMarker};
-use crate::codec::records::{decode_key, decode_value, Key, Value};
+use crate::codec::batch::{control_marker, control_record_type, BatchInfo, ControlMarker, LogReader, RecordRef, CHUNK_BYTES};
+use crate::codec::records::{decode_key_ref, decode_value_ref, Key, KeyRef, Value, ValueRef};
 use crate::error::{Error, Result};
 
 /// One record of the log, decoded.
@@ -45,66 +45,69 @@ pub struct DecodedLog {
     pub error: Option<Error>,
 }
 
-/// Decodes every record of `data` (whose first byte is at absolute `position`). Stops at the
-/// first corrupt batch or record and reports it in [`DecodedLog::error`]; the records before
-/// it are returned.
-pub fn decode_log(data: &[u8], position: usize, partition: i32) -> DecodedLog {
-    let parsed = read_batches(data, position);
-    let mut records = Vec::new();
-    let mut valid_bytes = 0;
-    for batch in parsed.batches {
-        match decode_batch_records(&batch, partition) {
-            Ok(mut decoded) => {
-                records.append(&mut decoded);
-                valid_bytes = batch.position + batch.size - position;
-            }
-            Err(error) => return DecodedLog { records, valid_bytes, error: Some(error) },
-        }
-    }
-    DecodedLog { records, valid_bytes, error: parsed.error }
+/// What a record holds: a transaction marker (control batches) or a key and value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Payload<'a> {
+    Control(Control),
+    Data { key: KeyRef<'a>, value: Option<ValueRef<'a>> },
 }
 
-fn decode_batch_records(batch: &crate::codec::batch::Batch, partition: i32) -> Result<Vec<OffsetsRecord>> {
-    let mut out = Vec::with_capacity(batch.records.len());
-    for record in &batch.records {
-        let (control, key, value) = if batch.is_control {
-            let kind = record.key.as_deref().and_then(control_record_type);
-            let control = match control_marker(record) {
-                Some(marker) => Control::Marker(marker),
-                None => Control::Other(kind.unwrap_or(-1)),
-            };
-            (Some(control), None, None)
-        } else {
-            let key_bytes = record.key.as_deref().ok_or_else(|| Error::Corrupt {
-                position: batch.position,
-                reason: format!("record at offset {} has a null key", record.offset),
-            })?;
-            let key = decode_key(key_bytes, batch.position).map_err(|e| at_record(e, batch.position, record.offset))?;
-            let value = decode_value(&key, record.value.as_deref(), batch.position).map_err(|e| at_record(e, batch.position, record.offset))?;
-            (None, Some(key), value)
+/// Decodes one record of a batch, borrowing from it. Errors name the batch's position and
+/// the record's offset.
+pub fn decode_payload<'a>(batch: &BatchInfo, record: &RecordRef<'a>) -> Result<Payload<'a>> {
+    if batch.is_control {
+        let control = match control_marker(record.key, record.value) {
+            Some(marker) => Control::Marker(marker),
+            None => Control::Other(record.key.and_then(control_record_type).unwrap_or(-1)),
         };
-        out.push(OffsetsRecord {
-            partition,
-            offset: record.offset,
-            timestamp: record.timestamp,
-            batch_position: batch.position,
-            producer_id: batch.producer_id,
-            producer_epoch: batch.producer_epoch,
-            is_transactional: batch.is_transactional,
-            control,
-            key,
-            value,
-        });
+        return Ok(Payload::Control(control));
     }
-    Ok(out)
+    let at_record = |error: Error| Error::Corrupt {
+        position: batch.position,
+        reason: format!("record at offset {}: {error}", record.offset),
+    };
+    let key_bytes = record.key.ok_or_else(|| Error::Corrupt {
+        position: batch.position,
+        reason: format!("record at offset {} has a null key", record.offset),
+    })?;
+    let key = decode_key_ref(key_bytes, batch.position).map_err(at_record)?;
+    let value = decode_value_ref(key.value_kind(), record.value, batch.position).map_err(at_record)?;
+    Ok(Payload::Data { key, value })
 }
 
-/// A record-level error, reported at its batch's position with the record's offset.
-fn at_record(error: Error, batch_position: usize, offset: i64) -> Error {
-    Error::Corrupt {
-        position: batch_position,
-        reason: format!("record at offset {offset}: {error}"),
-    }
+/// Decodes every record of `data` (whose first byte is at absolute `position`). Stops at the
+/// first corrupt batch or record and reports it in [`DecodedLog::error`]; the records of the
+/// batches before it are returned.
+pub fn decode_log(data: &[u8], position: usize, partition: i32) -> DecodedLog {
+    let mut records = Vec::new();
+    let walk = LogReader::new(data, position).walk(CHUNK_BYTES, |batch, batch_records| {
+        let before = records.len();
+        let decoded = batch_records.into_iter().try_for_each(|record| {
+            let record = record?;
+            let (control, key, value) = match decode_payload(batch, &record)? {
+                Payload::Control(control) => (Some(control), None, None),
+                Payload::Data { key, value } => (None, Some(key.to_owned()), value.map(|v| v.to_owned())),
+            };
+            records.push(OffsetsRecord {
+                partition,
+                offset: record.offset,
+                timestamp: record.timestamp,
+                batch_position: batch.position,
+                producer_id: batch.producer_id,
+                producer_epoch: batch.producer_epoch,
+                is_transactional: batch.is_transactional,
+                control,
+                key,
+                value,
+            });
+            Ok(())
+        });
+        if decoded.is_err() {
+            records.truncate(before);
+        }
+        decoded
+    });
+    DecodedLog { records, valid_bytes: walk.valid_bytes, error: walk.error }
 }
 
 #[cfg(test)]
@@ -144,7 +147,8 @@ mod tests {
     }
 
     /// The bounded stand-in for a fuzz run that CI can afford: random and mutated logs never
-    /// panic, every error names a position inside the input, and the valid prefix decodes.
+    /// panic, every error names a position inside the input, the valid prefix decodes, and
+    /// the Arrow decode stops where the record decode does, with as many rows.
     /// (`fuzz/` holds the cargo-fuzz target for long runs by hand.)
     #[test]
     fn mutated_and_random_logs_never_panic() {
@@ -177,6 +181,10 @@ mod tests {
             }
             assert!(decoded.valid_bytes <= data.len());
             assert!(decode_log(&data[..decoded.valid_bytes], 100, 0).error.is_none(), "round {round}: the valid prefix must decode cleanly");
+            let (batch, walk) = crate::codec::arrow::decode_arrow(&data, 100, 0);
+            assert_eq!(walk.valid_bytes, decoded.valid_bytes, "round {round}: Arrow and records stop at the same batch");
+            assert_eq!(walk.error.map(|e| e.to_string()), decoded.error.map(|e| e.to_string()));
+            assert_eq!(batch.expect("the valid prefix builds").num_rows(), decoded.records.len(), "round {round}");
         }
     }
 

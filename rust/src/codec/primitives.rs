@@ -137,15 +137,6 @@ impl<'a> Reader<'a> {
         Ok(((u >> 1) as i64) ^ -((u & 1) as i64))
     }
 
-    fn utf8(&self, bytes: &'a [u8], start: usize) -> Result<String> {
-        std::str::from_utf8(bytes)
-            .map(str::to_owned)
-            .map_err(|e| Error::Corrupt {
-                position: start,
-                reason: format!("invalid UTF-8 in string: {e}"),
-            })
-    }
-
     /// A length-prefixed field: `len` from the prefix, -1 meaning null.
     fn sized(&mut self, len: i64, what: &str) -> Result<Option<&'a [u8]>> {
         match len {
@@ -158,8 +149,8 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// `string` (int16 length) or compact string, nullable.
-    pub fn nullable_string(&mut self, compact: bool) -> Result<Option<String>> {
+    /// `string` (int16 length) or compact string, nullable, borrowed.
+    pub fn nullable_str(&mut self, compact: bool) -> Result<Option<&'a str>> {
         let len = if compact {
             i64::from(self.uvarint()?) - 1
         } else {
@@ -168,36 +159,58 @@ impl<'a> Reader<'a> {
         let start = self.position();
         match self.sized(len, "string")? {
             None => Ok(None),
-            Some(bytes) => self.utf8(bytes, start).map(Some),
+            Some(bytes) => utf8(bytes).map(Some).map_err(|e| Error::Corrupt {
+                position: start,
+                reason: format!("invalid UTF-8 in string: {e}"),
+            }),
         }
+    }
+
+    /// A non-nullable string, borrowed.
+    pub fn str(&mut self, compact: bool) -> Result<&'a str> {
+        let start = self.position();
+        self.nullable_str(compact)?.ok_or_else(|| Error::Corrupt {
+            position: start,
+            reason: "null in a non-nullable string".into(),
+        })
+    }
+
+    /// `string` (int16 length) or compact string, nullable.
+    pub fn nullable_string(&mut self, compact: bool) -> Result<Option<String>> {
+        Ok(self.nullable_str(compact)?.map(str::to_owned))
     }
 
     /// A non-nullable string.
     pub fn string(&mut self, compact: bool) -> Result<String> {
-        let start = self.position();
-        self.nullable_string(compact)?
-            .ok_or_else(|| Error::Corrupt {
-                position: start,
-                reason: "null in a non-nullable string".into(),
-            })
+        self.str(compact).map(str::to_owned)
     }
 
-    /// `bytes` (int32 length) or compact bytes, nullable.
-    pub fn nullable_bytes(&mut self, compact: bool) -> Result<Option<Vec<u8>>> {
+    /// `bytes` (int32 length) or compact bytes, nullable, borrowed.
+    pub fn nullable_byte_slice(&mut self, compact: bool) -> Result<Option<&'a [u8]>> {
         let len = if compact {
             i64::from(self.uvarint()?) - 1
         } else {
             i64::from(self.i32()?)
         };
-        Ok(self.sized(len, "bytes")?.map(<[u8]>::to_vec))
+        self.sized(len, "bytes")
     }
 
-    pub fn bytes(&mut self, compact: bool) -> Result<Vec<u8>> {
+    /// Non-nullable bytes, borrowed.
+    pub fn byte_slice(&mut self, compact: bool) -> Result<&'a [u8]> {
         let start = self.position();
-        self.nullable_bytes(compact)?.ok_or_else(|| Error::Corrupt {
+        self.nullable_byte_slice(compact)?.ok_or_else(|| Error::Corrupt {
             position: start,
             reason: "null in non-nullable bytes".into(),
         })
+    }
+
+    /// `bytes` (int32 length) or compact bytes, nullable.
+    pub fn nullable_bytes(&mut self, compact: bool) -> Result<Option<Vec<u8>>> {
+        Ok(self.nullable_byte_slice(compact)?.map(<[u8]>::to_vec))
+    }
+
+    pub fn bytes(&mut self, compact: bool) -> Result<Vec<u8>> {
+        self.byte_slice(compact).map(<[u8]>::to_vec)
     }
 
     /// An array count (int32 or compact), -1/null as `None`. The count is checked against
@@ -231,22 +244,32 @@ impl<'a> Reader<'a> {
         })
     }
 
-    /// Skips a tagged-field section; returns the unknown fields as (tag, bytes).
-    pub fn tagged_fields(&mut self) -> Result<Vec<(u32, Vec<u8>)>> {
+    /// Skips a tagged-field section (fields this codec does not know).
+    pub fn skip_tagged_fields(&mut self) -> Result<()> {
         let count = self.uvarint()?;
-        let mut fields = Vec::new();
         for _ in 0..count {
-            let tag = self.uvarint()?;
+            let _tag = self.uvarint()?;
             let size = self.uvarint()? as usize;
-            fields.push((tag, self.take(size, "tagged field")?.to_vec()));
+            self.take(size, "tagged field")?;
         }
-        Ok(fields)
+        Ok(())
     }
 
     pub fn uuid(&mut self) -> Result<[u8; 16]> {
         let mut out = [0u8; 16];
         out.copy_from_slice(self.take(16, "uuid")?);
         Ok(out)
+    }
+}
+
+/// `bytes` as a string if they are UTF-8. Names in this log are nearly always ASCII, which
+/// is checked a word at a time; anything else goes through the full check.
+pub fn utf8(bytes: &[u8]) -> std::result::Result<&str, std::str::Utf8Error> {
+    if bytes.is_ascii() {
+        // SAFETY: ASCII is valid UTF-8.
+        Ok(unsafe { std::str::from_utf8_unchecked(bytes) })
+    } else {
+        std::str::from_utf8(bytes)
     }
 }
 

@@ -23,7 +23,6 @@ use crate::codec::primitives::{Reader, Writer};
 use crate::error::{Error, Result};
 
 /// Offset commit key (record types 0 and 1; brokers since 0.9 write 1).
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, get_all, module = "groupcoord._native"))]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OffsetCommitKey {
     pub group: String,
@@ -33,7 +32,6 @@ pub struct OffsetCommitKey {
 }
 
 /// Group metadata key (record type 2).
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, get_all, module = "groupcoord._native"))]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct GroupMetadataKey {
     pub group: String,
@@ -48,7 +46,6 @@ pub struct OpaqueKey {
 }
 
 /// A committed offset (OffsetCommitValue, versions 0 to 4).
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, get_all, module = "groupcoord._native"))]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OffsetCommitValue {
     pub offset: i64,
@@ -60,7 +57,6 @@ pub struct OffsetCommitValue {
 }
 
 /// One member in a group's metadata.
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, module = "groupcoord._native"))]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct MemberMetadata {
     pub member_id: String,
@@ -74,7 +70,6 @@ pub struct MemberMetadata {
 }
 
 /// A classic group's metadata (GroupMetadataValue, versions 0 to 4).
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, get_all, module = "groupcoord._native"))]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct GroupMetadataValue {
     pub protocol_type: String,
@@ -159,75 +154,269 @@ impl Versions {
     }
 }
 
+/// The fields of OffsetCommitValue.
+#[derive(Clone, Copy)]
+enum CommitField {
+    Offset,
+    LeaderEpoch,
+    Metadata,
+    CommitTimestamp,
+    ExpireTimestamp,
+}
+
 /// The field layout of OffsetCommitValue, in byte order.
-const OFFSET_COMMIT_VALUE: [(&str, Versions); 5] = [
-    ("offset", Versions::ALL),
-    ("leader_epoch", Versions::from(3)),
-    ("metadata", Versions::ALL),
-    ("commit_timestamp", Versions::ALL),
-    ("expire_timestamp", Versions(1, 1)),
+const OFFSET_COMMIT_VALUE: [(CommitField, Versions); 5] = [
+    (CommitField::Offset, Versions::ALL),
+    (CommitField::LeaderEpoch, Versions::from(3)),
+    (CommitField::Metadata, Versions::ALL),
+    (CommitField::CommitTimestamp, Versions::ALL),
+    (CommitField::ExpireTimestamp, Versions(1, 1)),
 ];
 const OFFSET_COMMIT_VALUE_MAX: i16 = 4;
 
+/// The top-level fields of GroupMetadataValue.
+#[derive(Clone, Copy)]
+enum GroupField {
+    ProtocolType,
+    Generation,
+    Protocol,
+    Leader,
+    CurrentStateTimestamp,
+    Members,
+}
+
 /// The top-level field layout of GroupMetadataValue, in byte order (members come last).
-const GROUP_METADATA_VALUE: [(&str, Versions); 6] = [
-    ("protocol_type", Versions::ALL),
-    ("generation", Versions::ALL),
-    ("protocol", Versions::ALL),
-    ("leader", Versions::ALL),
-    ("current_state_timestamp", Versions::from(2)),
-    ("members", Versions::ALL),
+const GROUP_METADATA_VALUE: [(GroupField, Versions); 6] = [
+    (GroupField::ProtocolType, Versions::ALL),
+    (GroupField::Generation, Versions::ALL),
+    (GroupField::Protocol, Versions::ALL),
+    (GroupField::Leader, Versions::ALL),
+    (GroupField::CurrentStateTimestamp, Versions::from(2)),
+    (GroupField::Members, Versions::ALL),
 ];
-const MEMBER_METADATA: [(&str, Versions); 8] = [
-    ("member_id", Versions::ALL),
-    ("group_instance_id", Versions::from(3)),
-    ("client_id", Versions::ALL),
-    ("client_host", Versions::ALL),
-    ("rebalance_timeout", Versions::from(1)),
-    ("session_timeout", Versions::ALL),
-    ("subscription", Versions::ALL),
-    ("assignment", Versions::ALL),
+
+/// The fields of a member in GroupMetadataValue.
+#[derive(Clone, Copy)]
+enum MemberField {
+    MemberId,
+    GroupInstanceId,
+    ClientId,
+    ClientHost,
+    RebalanceTimeout,
+    SessionTimeout,
+    Subscription,
+    Assignment,
+}
+
+const MEMBER_METADATA: [(MemberField, Versions); 8] = [
+    (MemberField::MemberId, Versions::ALL),
+    (MemberField::GroupInstanceId, Versions::from(3)),
+    (MemberField::ClientId, Versions::ALL),
+    (MemberField::ClientHost, Versions::ALL),
+    (MemberField::RebalanceTimeout, Versions::from(1)),
+    (MemberField::SessionTimeout, Versions::ALL),
+    (MemberField::Subscription, Versions::ALL),
+    (MemberField::Assignment, Versions::ALL),
 ];
 const GROUP_METADATA_VALUE_MAX: i16 = 4;
 /// Both values became flexible (compact strings, tagged fields) at version 4.
 const FIRST_FLEXIBLE: i16 = 4;
 
-fn fields(layout: &'static [(&'static str, Versions)], version: i16) -> impl Iterator<Item = &'static str> {
-    layout.iter().filter(move |(_, v)| v.contains(version)).map(|(name, _)| *name)
+fn fields<F: Copy>(layout: &'static [(F, Versions)], version: i16) -> impl Iterator<Item = F> {
+    layout.iter().filter(move |(_, v)| v.contains(version)).map(|(field, _)| *field)
+}
+
+/// A decoded record key, its strings borrowed from the log buffer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeyRef<'a> {
+    OffsetCommit { record_type: i16, group: &'a str, topic: &'a str, partition: i32 },
+    GroupMetadata { group: &'a str },
+    ConsumerGroup(ConsumerGroupKey),
+    Opaque { record_type: i16, data: &'a [u8] },
+}
+
+/// What a key says about how to decode its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ValueKind {
+    OffsetCommit(i16),
+    GroupMetadata,
+    ConsumerGroup(i16),
+    Opaque(i16),
+}
+
+impl ValueKind {
+    pub fn record_type(self) -> i16 {
+        match self {
+            ValueKind::GroupMetadata => 2,
+            ValueKind::OffsetCommit(t) | ValueKind::ConsumerGroup(t) | ValueKind::Opaque(t) => t,
+        }
+    }
+}
+
+impl KeyRef<'_> {
+    pub fn record_type(&self) -> i16 {
+        self.value_kind().record_type()
+    }
+
+    pub fn value_kind(&self) -> ValueKind {
+        match self {
+            KeyRef::OffsetCommit { record_type, .. } => ValueKind::OffsetCommit(*record_type),
+            KeyRef::GroupMetadata { .. } => ValueKind::GroupMetadata,
+            KeyRef::ConsumerGroup(k) => ValueKind::ConsumerGroup(k.record_type),
+            KeyRef::Opaque { record_type, .. } => ValueKind::Opaque(*record_type),
+        }
+    }
+
+    pub fn to_owned(&self) -> Key {
+        match self {
+            KeyRef::OffsetCommit { record_type, group, topic, partition } => Key::OffsetCommit(OffsetCommitKey {
+                group: (*group).to_owned(),
+                topic: (*topic).to_owned(),
+                partition: *partition,
+                record_type: *record_type,
+            }),
+            KeyRef::GroupMetadata { group } => Key::GroupMetadata(GroupMetadataKey { group: (*group).to_owned() }),
+            KeyRef::ConsumerGroup(k) => Key::ConsumerGroup(k.clone()),
+            KeyRef::Opaque { record_type, data } => Key::Opaque(OpaqueKey { record_type: *record_type, data: data.to_vec() }),
+        }
+    }
+}
+
+impl Key {
+    pub fn value_kind(&self) -> ValueKind {
+        match self {
+            Key::OffsetCommit(k) => ValueKind::OffsetCommit(k.record_type),
+            Key::GroupMetadata(_) => ValueKind::GroupMetadata,
+            Key::ConsumerGroup(k) => ValueKind::ConsumerGroup(k.record_type),
+            Key::Opaque(k) => ValueKind::Opaque(k.record_type),
+        }
+    }
+}
+
+/// A committed offset, its metadata borrowed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OffsetCommitValueRef<'a> {
+    pub offset: i64,
+    pub metadata: &'a str,
+    pub commit_timestamp: i64,
+    pub leader_epoch: i32,
+    pub expire_timestamp: i64,
+    pub version: i16,
+}
+
+/// A member of a group's metadata, borrowed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemberRef<'a> {
+    pub member_id: &'a str,
+    pub group_instance_id: Option<&'a str>,
+    pub client_id: &'a str,
+    pub client_host: &'a str,
+    pub rebalance_timeout: i32,
+    pub session_timeout: i32,
+    pub subscription: &'a [u8],
+    pub assignment: &'a [u8],
+}
+
+/// A classic group's metadata, borrowed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupMetadataValueRef<'a> {
+    pub protocol_type: &'a str,
+    pub generation: i32,
+    pub protocol: Option<&'a str>,
+    pub leader: Option<&'a str>,
+    pub current_state_timestamp: i64,
+    pub members: Vec<MemberRef<'a>>,
+    pub version: i16,
+}
+
+/// A decoded record value, borrowing from the log buffer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ValueRef<'a> {
+    OffsetCommit(OffsetCommitValueRef<'a>),
+    GroupMetadata(GroupMetadataValueRef<'a>),
+    ConsumerGroup(ConsumerGroupValue),
+    Opaque { record_type: i16, version: i16, data: &'a [u8] },
+}
+
+impl ValueRef<'_> {
+    pub fn version(&self) -> i16 {
+        match self {
+            ValueRef::OffsetCommit(v) => v.version,
+            ValueRef::GroupMetadata(v) => v.version,
+            ValueRef::ConsumerGroup(v) => v.version,
+            ValueRef::Opaque { version, .. } => *version,
+        }
+    }
+
+    pub fn to_owned(&self) -> Value {
+        match self {
+            ValueRef::OffsetCommit(v) => Value::OffsetCommit(OffsetCommitValue {
+                offset: v.offset,
+                metadata: v.metadata.to_owned(),
+                commit_timestamp: v.commit_timestamp,
+                leader_epoch: v.leader_epoch,
+                expire_timestamp: v.expire_timestamp,
+                version: v.version,
+            }),
+            ValueRef::GroupMetadata(v) => Value::GroupMetadata(GroupMetadataValue {
+                protocol_type: v.protocol_type.to_owned(),
+                generation: v.generation,
+                protocol: v.protocol.map(str::to_owned),
+                leader: v.leader.map(str::to_owned),
+                current_state_timestamp: v.current_state_timestamp,
+                members: v.members.iter().map(MemberRef::to_owned).collect(),
+                version: v.version,
+            }),
+            ValueRef::ConsumerGroup(v) => Value::ConsumerGroup(v.clone()),
+            ValueRef::Opaque { record_type, version, data } => Value::Opaque(OpaqueValue { record_type: *record_type, version: *version, data: data.to_vec() }),
+        }
+    }
+}
+
+impl MemberRef<'_> {
+    pub fn to_owned(&self) -> MemberMetadata {
+        MemberMetadata {
+            member_id: self.member_id.to_owned(),
+            group_instance_id: self.group_instance_id.map(str::to_owned),
+            client_id: self.client_id.to_owned(),
+            client_host: self.client_host.to_owned(),
+            rebalance_timeout: self.rebalance_timeout,
+            session_timeout: self.session_timeout,
+            subscription: self.subscription.to_vec(),
+            assignment: self.assignment.to_vec(),
+        }
+    }
 }
 
 /// Decodes a record key (`int16 record_type` + struct).
 pub fn decode_key(data: &[u8], position: usize) -> Result<Key> {
+    decode_key_ref(data, position).map(|k| k.to_owned())
+}
+
+/// Decodes a record key, borrowing its strings.
+pub fn decode_key_ref(data: &[u8], position: usize) -> Result<KeyRef<'_>> {
     let mut r = Reader::new(data, position);
     let record_type = r.i16()?;
     let key = match record_type {
-        0 | 1 => Key::OffsetCommit(OffsetCommitKey {
-            group: r.string(false)?,
-            topic: r.string(false)?,
-            partition: r.i32()?,
-            record_type,
-        }),
-        2 => Key::GroupMetadata(GroupMetadataKey { group: r.string(false)? }),
-        t if consumer_group::key_second_field(t).is_some() => {
-            let group_id = r.string(false)?;
-            let second = match consumer_group::key_second_field(t) {
-                Some(Some(_)) => Some(r.string(false)?),
-                _ => None,
-            };
-            let is_member = matches!(consumer_group::key_second_field(t), Some(Some("member_id")));
-            Key::ConsumerGroup(ConsumerGroupKey {
-                record_type: t,
-                group_id,
-                member_id: if is_member { second.clone() } else { None },
-                regular_expression: if is_member { None } else { second },
-            })
-        }
-        _ => {
-            return Ok(Key::Opaque(OpaqueKey {
-                record_type,
-                data: r.rest().to_vec(),
-            }))
-        }
+        0 | 1 => KeyRef::OffsetCommit { group: r.str(false)?, topic: r.str(false)?, partition: r.i32()?, record_type },
+        2 => KeyRef::GroupMetadata { group: r.str(false)? },
+        t => match consumer_group::key_second_field(t) {
+            Some(second) => {
+                let group_id = r.string(false)?;
+                let second_value = match second {
+                    Some(_) => Some(r.string(false)?),
+                    None => None,
+                };
+                let is_member = second == Some("member_id");
+                KeyRef::ConsumerGroup(ConsumerGroupKey {
+                    record_type: t,
+                    group_id,
+                    member_id: if is_member { second_value.clone() } else { None },
+                    regular_expression: if is_member { None } else { second_value },
+                })
+            }
+            None => return Ok(KeyRef::Opaque { record_type, data: r.rest() }),
+        },
     };
     if !r.is_empty() {
         return Err(r.corrupt(format!("{} bytes after a type-{record_type} key", r.remaining())));
@@ -237,33 +426,32 @@ pub fn decode_key(data: &[u8], position: usize) -> Result<Key> {
 
 /// Decodes a record value given its key; `None` input is a tombstone.
 pub fn decode_value(key: &Key, data: Option<&[u8]>, position: usize) -> Result<Option<Value>> {
+    Ok(decode_value_ref(key.value_kind(), data, position)?.map(|v| v.to_owned()))
+}
+
+/// Decodes a record value of the kind its key names, borrowing its strings; `None` input is
+/// a tombstone.
+pub fn decode_value_ref(kind: ValueKind, data: Option<&[u8]>, position: usize) -> Result<Option<ValueRef<'_>>> {
     let Some(data) = data else { return Ok(None) };
     let mut r = Reader::new(data, position);
     let version = r.i16()?;
-    let opaque = |r: &mut Reader<'_>| {
-        Value::Opaque(OpaqueValue {
-            record_type: key.record_type(),
-            version,
-            data: r.rest().to_vec(),
-        })
-    };
-    let value = match key {
-        Key::OffsetCommit(_) if (0..=OFFSET_COMMIT_VALUE_MAX).contains(&version) => {
-            Value::OffsetCommit(decode_offset_commit_value(&mut r, version)?)
+    let value = match kind {
+        ValueKind::OffsetCommit(_) if (0..=OFFSET_COMMIT_VALUE_MAX).contains(&version) => {
+            ValueRef::OffsetCommit(decode_offset_commit_value(&mut r, version)?)
         }
-        Key::GroupMetadata(_) if (0..=GROUP_METADATA_VALUE_MAX).contains(&version) => {
-            Value::GroupMetadata(decode_group_metadata_value(&mut r, version)?)
+        ValueKind::GroupMetadata if (0..=GROUP_METADATA_VALUE_MAX).contains(&version) => {
+            ValueRef::GroupMetadata(decode_group_metadata_value(&mut r, version)?)
         }
-        Key::ConsumerGroup(k) if version == 0 => match consumer_group::value_schema(k.record_type) {
-            Some((schema, fields)) => Value::ConsumerGroup(ConsumerGroupValue {
-                record_type: k.record_type,
+        ValueKind::ConsumerGroup(record_type) if version == 0 => match consumer_group::value_schema(record_type) {
+            Some((schema, fields)) => ValueRef::ConsumerGroup(ConsumerGroupValue {
+                record_type,
                 version,
                 schema,
                 fields: consumer_group::decode_struct(&mut r, fields)?,
             }),
-            None => return Ok(Some(opaque(&mut r))),
+            None => ValueRef::Opaque { record_type, version, data: r.rest() },
         },
-        _ => return Ok(Some(opaque(&mut r))),
+        kind => ValueRef::Opaque { record_type: kind.record_type(), version, data: r.rest() },
     };
     if !r.is_empty() {
         return Err(r.corrupt(format!("{} bytes after a version-{version} value", r.remaining())));
@@ -271,11 +459,11 @@ pub fn decode_value(key: &Key, data: Option<&[u8]>, position: usize) -> Result<O
     Ok(Some(value))
 }
 
-fn decode_offset_commit_value(r: &mut Reader<'_>, version: i16) -> Result<OffsetCommitValue> {
+fn decode_offset_commit_value<'a>(r: &mut Reader<'a>, version: i16) -> Result<OffsetCommitValueRef<'a>> {
     let flexible = version >= FIRST_FLEXIBLE;
-    let mut v = OffsetCommitValue {
+    let mut v = OffsetCommitValueRef {
         offset: 0,
-        metadata: String::new(),
+        metadata: "",
         commit_timestamp: -1,
         leader_epoch: -1,
         expire_timestamp: -1,
@@ -283,24 +471,23 @@ fn decode_offset_commit_value(r: &mut Reader<'_>, version: i16) -> Result<Offset
     };
     for field in fields(&OFFSET_COMMIT_VALUE, version) {
         match field {
-            "offset" => v.offset = r.i64()?,
-            "leader_epoch" => v.leader_epoch = r.i32()?,
-            "metadata" => v.metadata = r.string(flexible)?,
-            "commit_timestamp" => v.commit_timestamp = r.i64()?,
-            "expire_timestamp" => v.expire_timestamp = r.i64()?,
-            other => unreachable!("undeclared field {other}"),
+            CommitField::Offset => v.offset = r.i64()?,
+            CommitField::LeaderEpoch => v.leader_epoch = r.i32()?,
+            CommitField::Metadata => v.metadata = r.str(flexible)?,
+            CommitField::CommitTimestamp => v.commit_timestamp = r.i64()?,
+            CommitField::ExpireTimestamp => v.expire_timestamp = r.i64()?,
         }
     }
     if flexible {
-        r.tagged_fields()?;
+        r.skip_tagged_fields()?;
     }
     Ok(v)
 }
 
-fn decode_group_metadata_value(r: &mut Reader<'_>, version: i16) -> Result<GroupMetadataValue> {
+fn decode_group_metadata_value<'a>(r: &mut Reader<'a>, version: i16) -> Result<GroupMetadataValueRef<'a>> {
     let flexible = version >= FIRST_FLEXIBLE;
-    let mut v = GroupMetadataValue {
-        protocol_type: String::new(),
+    let mut v = GroupMetadataValueRef {
+        protocol_type: "",
         generation: 0,
         protocol: None,
         leader: None,
@@ -310,50 +497,48 @@ fn decode_group_metadata_value(r: &mut Reader<'_>, version: i16) -> Result<Group
     };
     for field in fields(&GROUP_METADATA_VALUE, version) {
         match field {
-            "protocol_type" => v.protocol_type = r.string(flexible)?,
-            "generation" => v.generation = r.i32()?,
-            "protocol" => v.protocol = r.nullable_string(flexible)?,
-            "leader" => v.leader = r.nullable_string(flexible)?,
-            "current_state_timestamp" => v.current_state_timestamp = r.i64()?,
-            "members" => {
+            GroupField::ProtocolType => v.protocol_type = r.str(flexible)?,
+            GroupField::Generation => v.generation = r.i32()?,
+            GroupField::Protocol => v.protocol = r.nullable_str(flexible)?,
+            GroupField::Leader => v.leader = r.nullable_str(flexible)?,
+            GroupField::CurrentStateTimestamp => v.current_state_timestamp = r.i64()?,
+            GroupField::Members => {
                 let n = r.array(flexible, 8)?;
-                v.members.reserve(n);
+                v.members.reserve_exact(n);
                 for _ in 0..n {
                     v.members.push(decode_member(r, version)?);
                 }
             }
-            other => unreachable!("undeclared field {other}"),
         }
     }
     if flexible {
-        r.tagged_fields()?;
+        r.skip_tagged_fields()?;
     }
     Ok(v)
 }
 
-fn decode_member(r: &mut Reader<'_>, version: i16) -> Result<MemberMetadata> {
+fn decode_member<'a>(r: &mut Reader<'a>, version: i16) -> Result<MemberRef<'a>> {
     let flexible = version >= FIRST_FLEXIBLE;
-    let mut m = MemberMetadata {
-        member_id: String::new(),
+    let mut m = MemberRef {
+        member_id: "",
         group_instance_id: None,
-        client_id: String::new(),
-        client_host: String::new(),
+        client_id: "",
+        client_host: "",
         rebalance_timeout: -1,
         session_timeout: 0,
-        subscription: Vec::new(),
-        assignment: Vec::new(),
+        subscription: &[],
+        assignment: &[],
     };
     for field in fields(&MEMBER_METADATA, version) {
         match field {
-            "member_id" => m.member_id = r.string(flexible)?,
-            "group_instance_id" => m.group_instance_id = r.nullable_string(flexible)?,
-            "client_id" => m.client_id = r.string(flexible)?,
-            "client_host" => m.client_host = r.string(flexible)?,
-            "rebalance_timeout" => m.rebalance_timeout = r.i32()?,
-            "session_timeout" => m.session_timeout = r.i32()?,
-            "subscription" => m.subscription = r.bytes(flexible)?,
-            "assignment" => m.assignment = r.bytes(flexible)?,
-            other => unreachable!("undeclared field {other}"),
+            MemberField::MemberId => m.member_id = r.str(flexible)?,
+            MemberField::GroupInstanceId => m.group_instance_id = r.nullable_str(flexible)?,
+            MemberField::ClientId => m.client_id = r.str(flexible)?,
+            MemberField::ClientHost => m.client_host = r.str(flexible)?,
+            MemberField::RebalanceTimeout => m.rebalance_timeout = r.i32()?,
+            MemberField::SessionTimeout => m.session_timeout = r.i32()?,
+            MemberField::Subscription => m.subscription = r.byte_slice(flexible)?,
+            MemberField::Assignment => m.assignment = r.byte_slice(flexible)?,
         }
     }
     if version == 0 {
@@ -361,7 +546,7 @@ fn decode_member(r: &mut Reader<'_>, version: i16) -> Result<MemberMetadata> {
         m.rebalance_timeout = m.session_timeout;
     }
     if flexible {
-        r.tagged_fields()?;
+        r.skip_tagged_fields()?;
     }
     Ok(m)
 }
@@ -398,12 +583,11 @@ pub fn encode_value(value: &Value) -> Result<Vec<u8>> {
             out.put_i16(v.version);
             for field in fields(&OFFSET_COMMIT_VALUE, v.version) {
                 match field {
-                    "offset" => out.put_i64(v.offset),
-                    "leader_epoch" => out.put_i32(v.leader_epoch),
-                    "metadata" => out.put_string(&v.metadata, flexible),
-                    "commit_timestamp" => out.put_i64(v.commit_timestamp),
-                    "expire_timestamp" => out.put_i64(v.expire_timestamp),
-                    other => unreachable!("undeclared field {other}"),
+                    CommitField::Offset => out.put_i64(v.offset),
+                    CommitField::LeaderEpoch => out.put_i32(v.leader_epoch),
+                    CommitField::Metadata => out.put_string(&v.metadata, flexible),
+                    CommitField::CommitTimestamp => out.put_i64(v.commit_timestamp),
+                    CommitField::ExpireTimestamp => out.put_i64(v.expire_timestamp),
                 }
             }
             if flexible {
@@ -416,18 +600,17 @@ pub fn encode_value(value: &Value) -> Result<Vec<u8>> {
             out.put_i16(v.version);
             for field in fields(&GROUP_METADATA_VALUE, v.version) {
                 match field {
-                    "protocol_type" => out.put_string(&v.protocol_type, flexible),
-                    "generation" => out.put_i32(v.generation),
-                    "protocol" => out.put_nullable_string(v.protocol.as_deref(), flexible),
-                    "leader" => out.put_nullable_string(v.leader.as_deref(), flexible),
-                    "current_state_timestamp" => out.put_i64(v.current_state_timestamp),
-                    "members" => {
+                    GroupField::ProtocolType => out.put_string(&v.protocol_type, flexible),
+                    GroupField::Generation => out.put_i32(v.generation),
+                    GroupField::Protocol => out.put_nullable_string(v.protocol.as_deref(), flexible),
+                    GroupField::Leader => out.put_nullable_string(v.leader.as_deref(), flexible),
+                    GroupField::CurrentStateTimestamp => out.put_i64(v.current_state_timestamp),
+                    GroupField::Members => {
                         out.put_array_len(v.members.len(), flexible);
                         for m in &v.members {
                             encode_member(&mut out, m, v.version);
                         }
                     }
-                    other => unreachable!("undeclared field {other}"),
                 }
             }
             if flexible {
@@ -453,15 +636,14 @@ fn encode_member(out: &mut Vec<u8>, m: &MemberMetadata, version: i16) {
     let flexible = version >= FIRST_FLEXIBLE;
     for field in fields(&MEMBER_METADATA, version) {
         match field {
-            "member_id" => out.put_string(&m.member_id, flexible),
-            "group_instance_id" => out.put_nullable_string(m.group_instance_id.as_deref(), flexible),
-            "client_id" => out.put_string(&m.client_id, flexible),
-            "client_host" => out.put_string(&m.client_host, flexible),
-            "rebalance_timeout" => out.put_i32(m.rebalance_timeout),
-            "session_timeout" => out.put_i32(m.session_timeout),
-            "subscription" => out.put_nullable_bytes(Some(&m.subscription), flexible),
-            "assignment" => out.put_nullable_bytes(Some(&m.assignment), flexible),
-            other => unreachable!("undeclared field {other}"),
+            MemberField::MemberId => out.put_string(&m.member_id, flexible),
+            MemberField::GroupInstanceId => out.put_nullable_string(m.group_instance_id.as_deref(), flexible),
+            MemberField::ClientId => out.put_string(&m.client_id, flexible),
+            MemberField::ClientHost => out.put_string(&m.client_host, flexible),
+            MemberField::RebalanceTimeout => out.put_i32(m.rebalance_timeout),
+            MemberField::SessionTimeout => out.put_i32(m.session_timeout),
+            MemberField::Subscription => out.put_nullable_bytes(Some(&m.subscription), flexible),
+            MemberField::Assignment => out.put_nullable_bytes(Some(&m.assignment), flexible),
         }
     }
     if flexible {

@@ -1,23 +1,30 @@
-//! Python bindings of the `__consumer_offsets` codec: the record classes (declared in
-//! [`crate::codec::records`], given constructors, `repr` and `to_dict` here), batches and
-//! decoded records, and the read/write functions. Bulk decodes parse with the thread
-//! detached from the interpreter, then build Python objects.
+//! Python bindings of the `__consumer_offsets` codec: the record classes, batches and decoded
+//! records, and the read/write functions.
+//!
+//! The classes of the common records (offset commits, group metadata) hold Python strings and
+//! bytes, built once from the borrowed key and value and shared between records when they
+//! repeat (group, topic, client names); the rarer ones are the core structs of
+//! [`crate::codec::records`]. Bulk decodes check and decompress batches with the thread
+//! detached from the interpreter, a chunk at a time, then build the objects.
 
 use std::path::PathBuf;
 
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use std::collections::HashMap;
 
-use crate::codec::batch::{self, Batch, BatchHeader, ControlMarker};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
+
+use crate::codec::batch::{self, Batch, BatchHeader, ControlMarker, RecordToWrite};
 use crate::codec::compression::Compression;
-use crate::codec::log::{decode_log, DecodedLog, OffsetsRecord as CoreOffsetsRecord};
+use crate::codec::batch::{BatchInfo, Chunk, LogReader, RecordRef, Records, CHUNK_BYTES};
+use crate::codec::log::{decode_payload, Payload};
 use crate::codec::consumer_group::{self, Datum};
 use crate::codec::records::{
     self, ConsumerGroupKey, ConsumerGroupValue, ConsumerProtocolAssignment, ConsumerProtocolSubscription,
-    GroupMetadataKey, GroupMetadataValue, Key, MemberMetadata, OffsetCommitKey, OffsetCommitValue, OpaqueKey,
-    OpaqueValue, Value,
+    GroupMetadataKey, GroupMetadataValue, Key, KeyRef, MemberMetadata, OffsetCommitKey, OffsetCommitValue, OpaqueKey,
+    OpaqueValue, Value, ValueRef,
 };
 use crate::error::Error;
 
@@ -62,17 +69,140 @@ fn check_i16_type(record_type: i16, allowed: std::ops::RangeInclusive<i16>, what
     }
 }
 
-#[pymethods]
-impl OffsetCommitKey {
-    #[new]
-    #[pyo3(signature = (group, topic, partition, record_type = 1))]
-    fn py_new(group: String, topic: String, partition: i32, record_type: i16) -> PyResult<Self> {
-        check_i16_type(record_type, 0..=1, "OffsetCommitKey")?;
-        Ok(OffsetCommitKey { group, topic, partition, record_type })
+/// Python strings made once per distinct name within one decode: groups, topics, protocols
+/// and client names repeat from record to record, so the records share one `str` per name.
+/// Each kind of name remembers the last one too, which consecutive records often repeat
+/// (a batch holds one group's commits).
+#[derive(Default)]
+struct Names {
+    strings: HashMap<Box<str>, Py<PyString>>,
+    last: [Option<Py<PyString>>; NameKind::COUNT],
+}
+
+#[derive(Clone, Copy)]
+enum NameKind {
+    Group,
+    Topic,
+    Metadata,
+    Protocol,
+    Client,
+    Host,
+}
+
+impl NameKind {
+    const COUNT: usize = 6;
+}
+
+impl Names {
+    /// The most names kept; past it the cache starts over (names of a log are few, values
+    /// like member ids are not cached).
+    const MAX: usize = 1 << 14;
+
+    fn get(&mut self, py: Python<'_>, kind: NameKind, name: &str) -> Py<PyString> {
+        let last = &mut self.last[kind as usize];
+        if let Some(s) = last {
+            if s.bind(py).to_str().is_ok_and(|t| t == name) {
+                return s.clone_ref(py);
+            }
+        }
+        let s = match self.strings.get(name) {
+            Some(s) => s.clone_ref(py),
+            None => {
+                if self.strings.len() >= Self::MAX {
+                    self.strings.clear();
+                }
+                let s = PyString::new(py, name).unbind();
+                self.strings.insert(name.into(), s.clone_ref(py));
+                s
+            }
+        };
+        *last = Some(s.clone_ref(py));
+        s
+    }
+}
+
+fn new_str(py: Python<'_>, s: &str) -> Py<PyString> {
+    PyString::new(py, s).unbind()
+}
+
+/// The text of a Python string held by a record class (checked to be UTF-8 when stored).
+fn text(py: Python<'_>, s: &Py<PyString>) -> PyResult<String> {
+    Ok(s.bind(py).to_cow()?.into_owned())
+}
+
+fn opt_text(py: Python<'_>, s: &Option<Py<PyString>>) -> PyResult<Option<String>> {
+    s.as_ref().map(|s| text(py, s)).transpose()
+}
+
+/// A string argument, refused if it cannot be encoded as UTF-8 (lone surrogates).
+fn checked_str(s: Bound<'_, PyString>) -> PyResult<Py<PyString>> {
+    s.to_str()?;
+    Ok(s.unbind())
+}
+
+/// A bytes argument: `bytes` kept as it is, any other buffer or sequence of ints copied.
+fn bytes_arg(obj: &Bound<'_, PyAny>) -> PyResult<Py<PyBytes>> {
+    match obj.cast::<PyBytes>() {
+        Ok(b) => Ok(b.clone().unbind()),
+        Err(_) => Ok(PyBytes::new(obj.py(), &obj.extract::<Vec<u8>>()?).unbind()),
+    }
+}
+
+/// `__eq__` of the record classes: the same class and equal fields, else NotImplemented.
+fn fields_equal<'py, T: pyo3::PyClass<Frozen = pyo3::pyclass::boolean_struct::True> + Sync>(
+    this: &T,
+    other: &Bound<'py, PyAny>,
+    fields: impl Fn(&T, Python<'py>) -> PyResult<Bound<'py, PyTuple>>,
+) -> PyResult<Py<PyAny>> {
+    let py = other.py();
+    match other.cast::<T>() {
+        Ok(other) => Ok(PyBool::new(py, fields(this, py)?.eq(fields(other.get(), py)?)?).to_owned().into_any().unbind()),
+        Err(_) => Ok(py.NotImplemented()),
+    }
+}
+
+/// Key of a committed offset (record types 0 and 1; brokers since 0.9 write 1).
+#[pyclass(frozen, name = "OffsetCommitKey", module = "groupcoord._native")]
+pub struct PyOffsetCommitKey {
+    #[pyo3(get)]
+    group: Py<PyString>,
+    #[pyo3(get)]
+    topic: Py<PyString>,
+    #[pyo3(get)]
+    partition: i32,
+    #[pyo3(get)]
+    record_type: i16,
+}
+
+impl PyOffsetCommitKey {
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        (&self.group, &self.topic, self.partition, self.record_type).into_pyobject(py)
     }
 
-    fn __repr__(&self) -> String {
-        format!("OffsetCommitKey(group={:?}, topic={:?}, partition={}, record_type={})", self.group, self.topic, self.partition, self.record_type)
+    fn to_core(&self, py: Python<'_>) -> PyResult<OffsetCommitKey> {
+        Ok(OffsetCommitKey { group: text(py, &self.group)?, topic: text(py, &self.topic)?, partition: self.partition, record_type: self.record_type })
+    }
+}
+
+#[pymethods]
+impl PyOffsetCommitKey {
+    #[new]
+    #[pyo3(signature = (group, topic, partition, record_type = 1))]
+    fn py_new(group: Bound<'_, PyString>, topic: Bound<'_, PyString>, partition: i32, record_type: i16) -> PyResult<Self> {
+        check_i16_type(record_type, 0..=1, "OffsetCommitKey")?;
+        Ok(PyOffsetCommitKey { group: checked_str(group)?, topic: checked_str(topic)?, partition, record_type })
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!("OffsetCommitKey(group={:?}, topic={:?}, partition={}, record_type={})", text(py, &self.group)?, text(py, &self.topic)?, self.partition, self.record_type))
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        fields_equal(self, other, Self::fields)
+    }
+
+    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
+        self.fields(py)?.hash()
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -85,11 +215,24 @@ impl OffsetCommitKey {
     }
 }
 
+/// Key of a group's metadata (record type 2).
+#[pyclass(frozen, name = "GroupMetadataKey", module = "groupcoord._native")]
+pub struct PyGroupMetadataKey {
+    #[pyo3(get)]
+    group: Py<PyString>,
+}
+
+impl PyGroupMetadataKey {
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        (&self.group,).into_pyobject(py)
+    }
+}
+
 #[pymethods]
-impl GroupMetadataKey {
+impl PyGroupMetadataKey {
     #[new]
-    fn py_new(group: String) -> Self {
-        GroupMetadataKey { group }
+    fn py_new(group: Bound<'_, PyString>) -> PyResult<Self> {
+        Ok(PyGroupMetadataKey { group: checked_str(group)? })
     }
 
     #[getter]
@@ -97,8 +240,16 @@ impl GroupMetadataKey {
         2
     }
 
-    fn __repr__(&self) -> String {
-        format!("GroupMetadataKey(group={:?})", self.group)
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!("GroupMetadataKey(group={:?})", text(py, &self.group)?))
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        fields_equal(self, other, Self::fields)
+    }
+
+    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
+        self.fields(py)?.hash()
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -138,22 +289,73 @@ impl OpaqueKey {
     }
 }
 
-#[pymethods]
-impl OffsetCommitValue {
-    #[new]
-    #[pyo3(
-        signature = (offset, metadata = String::new(), commit_timestamp = -1, leader_epoch = -1, expire_timestamp = -1, version = 3),
-        text_signature = "(offset, metadata='', commit_timestamp=-1, leader_epoch=-1, expire_timestamp=-1, version=3)"
-    )]
-    fn py_new(offset: i64, metadata: String, commit_timestamp: i64, leader_epoch: i32, expire_timestamp: i64, version: i16) -> Self {
-        OffsetCommitValue { offset, metadata, commit_timestamp, leader_epoch, expire_timestamp, version }
+/// A committed offset (OffsetCommitValue, versions 0 to 4).
+#[pyclass(frozen, name = "OffsetCommitValue", module = "groupcoord._native")]
+pub struct PyOffsetCommitValue {
+    #[pyo3(get)]
+    offset: i64,
+    #[pyo3(get)]
+    metadata: Py<PyString>,
+    #[pyo3(get)]
+    commit_timestamp: i64,
+    #[pyo3(get)]
+    leader_epoch: i32,
+    #[pyo3(get)]
+    expire_timestamp: i64,
+    #[pyo3(get)]
+    version: i16,
+}
+
+impl PyOffsetCommitValue {
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        (self.offset, &self.metadata, self.commit_timestamp, self.leader_epoch, self.expire_timestamp, self.version).into_pyobject(py)
     }
 
-    fn __repr__(&self) -> String {
-        format!(
+    fn to_core(&self, py: Python<'_>) -> PyResult<OffsetCommitValue> {
+        Ok(OffsetCommitValue {
+            offset: self.offset,
+            metadata: text(py, &self.metadata)?,
+            commit_timestamp: self.commit_timestamp,
+            leader_epoch: self.leader_epoch,
+            expire_timestamp: self.expire_timestamp,
+            version: self.version,
+        })
+    }
+}
+
+#[pymethods]
+impl PyOffsetCommitValue {
+    #[new]
+    #[pyo3(
+        signature = (offset, metadata = None, commit_timestamp = -1, leader_epoch = -1, expire_timestamp = -1, version = 3),
+        text_signature = "(offset, metadata='', commit_timestamp=-1, leader_epoch=-1, expire_timestamp=-1, version=3)"
+    )]
+    fn py_new(py: Python<'_>, offset: i64, metadata: Option<Bound<'_, PyString>>, commit_timestamp: i64, leader_epoch: i32, expire_timestamp: i64, version: i16) -> PyResult<Self> {
+        let metadata = match metadata {
+            Some(m) => checked_str(m)?,
+            None => PyString::intern(py, "").unbind(),
+        };
+        Ok(PyOffsetCommitValue { offset, metadata, commit_timestamp, leader_epoch, expire_timestamp, version })
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
             "OffsetCommitValue(offset={}, metadata={:?}, commit_timestamp={}, leader_epoch={}, expire_timestamp={}, version={})",
-            self.offset, self.metadata, self.commit_timestamp, self.leader_epoch, self.expire_timestamp, self.version
-        )
+            self.offset,
+            text(py, &self.metadata)?,
+            self.commit_timestamp,
+            self.leader_epoch,
+            self.expire_timestamp,
+            self.version
+        ))
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        fields_equal(self, other, Self::fields)
+    }
+
+    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
+        self.fields(py)?.hash()
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -168,102 +370,210 @@ impl OffsetCommitValue {
     }
 }
 
+/// One member in a group's metadata.
+#[pyclass(frozen, name = "MemberMetadata", module = "groupcoord._native")]
+pub struct PyMemberMetadata {
+    #[pyo3(get)]
+    member_id: Py<PyString>,
+    #[pyo3(get)]
+    group_instance_id: Option<Py<PyString>>,
+    #[pyo3(get)]
+    client_id: Py<PyString>,
+    #[pyo3(get)]
+    client_host: Py<PyString>,
+    #[pyo3(get)]
+    rebalance_timeout: i32,
+    #[pyo3(get)]
+    session_timeout: i32,
+    #[pyo3(get)]
+    subscription: Py<PyBytes>,
+    #[pyo3(get)]
+    assignment: Py<PyBytes>,
+}
+
+impl PyMemberMetadata {
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(
+            py,
+            [
+                self.member_id.clone_ref(py).into_any(),
+                self.group_instance_id.as_ref().map_or_else(|| py.None(), |s| s.clone_ref(py).into_any()),
+                self.client_id.clone_ref(py).into_any(),
+                self.client_host.clone_ref(py).into_any(),
+                self.rebalance_timeout.into_pyobject(py)?.into_any().unbind(),
+                self.session_timeout.into_pyobject(py)?.into_any().unbind(),
+                self.subscription.clone_ref(py).into_any(),
+                self.assignment.clone_ref(py).into_any(),
+            ],
+        )
+    }
+
+    fn to_core(&self, py: Python<'_>) -> PyResult<MemberMetadata> {
+        Ok(MemberMetadata {
+            member_id: text(py, &self.member_id)?,
+            group_instance_id: opt_text(py, &self.group_instance_id)?,
+            client_id: text(py, &self.client_id)?,
+            client_host: text(py, &self.client_host)?,
+            rebalance_timeout: self.rebalance_timeout,
+            session_timeout: self.session_timeout,
+            subscription: self.subscription.as_bytes(py).to_vec(),
+            assignment: self.assignment.as_bytes(py).to_vec(),
+        })
+    }
+}
+
 #[pymethods]
-impl MemberMetadata {
+impl PyMemberMetadata {
     #[new]
     #[pyo3(signature = (member_id, group_instance_id, client_id, client_host, rebalance_timeout, session_timeout, subscription, assignment))]
     #[allow(clippy::too_many_arguments)]
     fn py_new(
-        member_id: String,
-        group_instance_id: Option<String>,
-        client_id: String,
-        client_host: String,
+        member_id: Bound<'_, PyString>,
+        group_instance_id: Option<Bound<'_, PyString>>,
+        client_id: Bound<'_, PyString>,
+        client_host: Bound<'_, PyString>,
         rebalance_timeout: i32,
         session_timeout: i32,
-        subscription: Vec<u8>,
-        assignment: Vec<u8>,
-    ) -> Self {
-        MemberMetadata { member_id, group_instance_id, client_id, client_host, rebalance_timeout, session_timeout, subscription, assignment }
+        subscription: &Bound<'_, PyAny>,
+        assignment: &Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
+        Ok(PyMemberMetadata {
+            member_id: checked_str(member_id)?,
+            group_instance_id: group_instance_id.map(checked_str).transpose()?,
+            client_id: checked_str(client_id)?,
+            client_host: checked_str(client_host)?,
+            rebalance_timeout,
+            session_timeout,
+            subscription: bytes_arg(subscription)?,
+            assignment: bytes_arg(assignment)?,
+        })
     }
 
-    #[getter]
-    fn member_id(&self) -> &str {
-        &self.member_id
-    }
-    #[getter]
-    fn group_instance_id(&self) -> Option<&str> {
-        self.group_instance_id.as_deref()
-    }
-    #[getter]
-    fn client_id(&self) -> &str {
-        &self.client_id
-    }
-    #[getter]
-    fn client_host(&self) -> &str {
-        &self.client_host
-    }
-    #[getter]
-    fn rebalance_timeout(&self) -> i32 {
-        self.rebalance_timeout
-    }
-    #[getter]
-    fn session_timeout(&self) -> i32 {
-        self.session_timeout
-    }
-    #[getter]
-    fn subscription<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        bytes(py, &self.subscription)
-    }
-    #[getter]
-    fn assignment<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        bytes(py, &self.assignment)
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
             "MemberMetadata(member_id={:?}, group_instance_id={:?}, client_id={:?}, client_host={:?}, rebalance_timeout={}, session_timeout={}, subscription=<{} bytes>, assignment=<{} bytes>)",
-            self.member_id, self.group_instance_id, self.client_id, self.client_host, self.rebalance_timeout, self.session_timeout, self.subscription.len(), self.assignment.len()
-        )
+            text(py, &self.member_id)?,
+            opt_text(py, &self.group_instance_id)?,
+            text(py, &self.client_id)?,
+            text(py, &self.client_host)?,
+            self.rebalance_timeout,
+            self.session_timeout,
+            self.subscription.as_bytes(py).len(),
+            self.assignment.as_bytes(py).len()
+        ))
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        fields_equal(self, other, Self::fields)
+    }
+
+    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
+        self.fields(py)?.hash()
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         d.set_item("member_id", &self.member_id)?;
-        d.set_item("group_instance_id", self.group_instance_id.as_deref())?;
+        d.set_item("group_instance_id", &self.group_instance_id)?;
         d.set_item("client_id", &self.client_id)?;
         d.set_item("client_host", &self.client_host)?;
         d.set_item("rebalance_timeout", self.rebalance_timeout)?;
         d.set_item("session_timeout", self.session_timeout)?;
-        d.set_item("subscription", bytes(py, &self.subscription))?;
-        d.set_item("assignment", bytes(py, &self.assignment))?;
+        d.set_item("subscription", &self.subscription)?;
+        d.set_item("assignment", &self.assignment)?;
         Ok(d)
     }
 }
 
+/// A classic group's metadata (GroupMetadataValue, versions 0 to 4).
+#[pyclass(frozen, name = "GroupMetadataValue", module = "groupcoord._native")]
+pub struct PyGroupMetadataValue {
+    #[pyo3(get)]
+    protocol_type: Py<PyString>,
+    #[pyo3(get)]
+    generation: i32,
+    #[pyo3(get)]
+    protocol: Option<Py<PyString>>,
+    #[pyo3(get)]
+    leader: Option<Py<PyString>>,
+    #[pyo3(get)]
+    current_state_timestamp: i64,
+    members: Vec<Py<PyMemberMetadata>>,
+    #[pyo3(get)]
+    version: i16,
+}
+
+impl PyGroupMetadataValue {
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let members = PyTuple::new(py, &self.members)?;
+        (&self.protocol_type, self.generation, &self.protocol, &self.leader, self.current_state_timestamp, members, self.version).into_pyobject(py)
+    }
+
+    fn to_core(&self, py: Python<'_>) -> PyResult<GroupMetadataValue> {
+        let members = self.members.iter().map(|m| m.get().to_core(py)).collect::<PyResult<_>>()?;
+        Ok(GroupMetadataValue {
+            protocol_type: text(py, &self.protocol_type)?,
+            generation: self.generation,
+            protocol: opt_text(py, &self.protocol)?,
+            leader: opt_text(py, &self.leader)?,
+            current_state_timestamp: self.current_state_timestamp,
+            members,
+            version: self.version,
+        })
+    }
+}
+
 #[pymethods]
-impl GroupMetadataValue {
+impl PyGroupMetadataValue {
     #[new]
     #[pyo3(
-        signature = (protocol_type, generation, protocol, leader, current_state_timestamp = -1, members = Vec::new(), version = 3),
+        signature = (protocol_type, generation, protocol, leader, current_state_timestamp = -1, members = None, version = 3),
         text_signature = "(protocol_type, generation, protocol, leader, current_state_timestamp=-1, members=..., version=3)"
     )]
     fn py_new(
-        protocol_type: String,
+        protocol_type: Bound<'_, PyString>,
         generation: i32,
-        protocol: Option<String>,
-        leader: Option<String>,
+        protocol: Option<Bound<'_, PyString>>,
+        leader: Option<Bound<'_, PyString>>,
         current_state_timestamp: i64,
-        members: Vec<MemberMetadata>,
+        members: Option<Vec<Bound<'_, PyMemberMetadata>>>,
         version: i16,
-    ) -> Self {
-        GroupMetadataValue { protocol_type, generation, protocol, leader, current_state_timestamp, members, version }
+    ) -> PyResult<Self> {
+        Ok(PyGroupMetadataValue {
+            protocol_type: checked_str(protocol_type)?,
+            generation,
+            protocol: protocol.map(checked_str).transpose()?,
+            leader: leader.map(checked_str).transpose()?,
+            current_state_timestamp,
+            members: members.unwrap_or_default().into_iter().map(Bound::unbind).collect(),
+            version,
+        })
     }
 
-    fn __repr__(&self) -> String {
-        format!(
+    #[getter]
+    fn members<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, &self.members)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
             "GroupMetadataValue(protocol_type={:?}, generation={}, protocol={:?}, leader={:?}, current_state_timestamp={}, members=<{} members>, version={})",
-            self.protocol_type, self.generation, self.protocol, self.leader, self.current_state_timestamp, self.members.len(), self.version
-        )
+            text(py, &self.protocol_type)?,
+            self.generation,
+            opt_text(py, &self.protocol)?,
+            opt_text(py, &self.leader)?,
+            self.current_state_timestamp,
+            self.members.len(),
+            self.version
+        ))
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        fields_equal(self, other, Self::fields)
+    }
+
+    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
+        self.fields(py)?.hash()
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -271,15 +581,78 @@ impl GroupMetadataValue {
         d.set_item("version", self.version)?;
         d.set_item("protocol_type", &self.protocol_type)?;
         d.set_item("generation", self.generation)?;
-        d.set_item("protocol", self.protocol.as_deref())?;
-        d.set_item("leader", self.leader.as_deref())?;
+        d.set_item("protocol", &self.protocol)?;
+        d.set_item("leader", &self.leader)?;
         d.set_item("current_state_timestamp", self.current_state_timestamp)?;
         let members = PyList::empty(py);
         for m in &self.members {
-            members.append(m.to_dict(py)?)?;
+            members.append(m.get().to_dict(py)?)?;
         }
         d.set_item("members", members)?;
         Ok(d)
+    }
+}
+
+/// Builds the record classes from borrowed keys and values, sharing repeated names.
+#[derive(Default)]
+struct RecordObjects {
+    names: Names,
+}
+
+impl RecordObjects {
+    fn key(&mut self, py: Python<'_>, key: KeyRef<'_>) -> PyResult<Py<PyAny>> {
+        Ok(match key {
+            KeyRef::OffsetCommit { record_type, group, topic, partition } => {
+                let key = PyOffsetCommitKey { group: self.names.get(py, NameKind::Group, group), topic: self.names.get(py, NameKind::Topic, topic), partition, record_type };
+                Py::new(py, key)?.into_any()
+            }
+            KeyRef::GroupMetadata { group } => Py::new(py, PyGroupMetadataKey { group: self.names.get(py, NameKind::Group, group) })?.into_any(),
+            KeyRef::ConsumerGroup(k) => Py::new(py, k)?.into_any(),
+            KeyRef::Opaque { record_type, data } => Py::new(py, OpaqueKey { record_type, data: data.to_vec() })?.into_any(),
+        })
+    }
+
+    fn value(&mut self, py: Python<'_>, value: ValueRef<'_>) -> PyResult<Py<PyAny>> {
+        Ok(match value {
+            ValueRef::OffsetCommit(v) => {
+                let value = PyOffsetCommitValue {
+                    offset: v.offset,
+                    metadata: self.names.get(py, NameKind::Metadata, v.metadata),
+                    commit_timestamp: v.commit_timestamp,
+                    leader_epoch: v.leader_epoch,
+                    expire_timestamp: v.expire_timestamp,
+                    version: v.version,
+                };
+                Py::new(py, value)?.into_any()
+            }
+            ValueRef::GroupMetadata(g) => {
+                let members: Vec<Py<PyMemberMetadata>> = g.members.iter().map(|m| {
+                    let member = PyMemberMetadata {
+                        member_id: new_str(py, m.member_id),
+                        group_instance_id: m.group_instance_id.map(|s| new_str(py, s)),
+                        client_id: self.names.get(py, NameKind::Client, m.client_id),
+                        client_host: self.names.get(py, NameKind::Host, m.client_host),
+                        rebalance_timeout: m.rebalance_timeout,
+                        session_timeout: m.session_timeout,
+                        subscription: PyBytes::new(py, m.subscription).unbind(),
+                        assignment: PyBytes::new(py, m.assignment).unbind(),
+                    };
+                    Py::new(py, member)
+                }).collect::<PyResult<_>>()?;
+                let value = PyGroupMetadataValue {
+                    protocol_type: self.names.get(py, NameKind::Protocol, g.protocol_type),
+                    generation: g.generation,
+                    protocol: g.protocol.map(|s| self.names.get(py, NameKind::Protocol, s)),
+                    leader: g.leader.map(|s| new_str(py, s)),
+                    current_state_timestamp: g.current_state_timestamp,
+                    members,
+                    version: g.version,
+                };
+                Py::new(py, value)?.into_any()
+            }
+            ValueRef::ConsumerGroup(v) => Py::new(py, v)?.into_any(),
+            ValueRef::Opaque { record_type, version, data } => Py::new(py, OpaqueValue { record_type, version, data: data.to_vec() })?.into_any(),
+        })
     }
 }
 
@@ -580,6 +953,7 @@ fn batch_to_py(py: Python<'_>, b: Batch) -> PyResult<RecordBatch> {
             headers: headers.unbind(),
         })?;
     }
+    let b = b.info;
     Ok(RecordBatch {
         position: b.position,
         size: b.size,
@@ -632,30 +1006,13 @@ impl OffsetsRecord {
     }
 }
 
-fn key_to_py(py: Python<'_>, key: Key) -> PyResult<Py<PyAny>> {
-    Ok(match key {
-        Key::OffsetCommit(k) => Py::new(py, k)?.into_any(),
-        Key::GroupMetadata(k) => Py::new(py, k)?.into_any(),
-        Key::ConsumerGroup(k) => Py::new(py, k)?.into_any(),
-        Key::Opaque(k) => Py::new(py, k)?.into_any(),
-    })
-}
-
-fn value_to_py(py: Python<'_>, value: Value) -> PyResult<Py<PyAny>> {
-    Ok(match value {
-        Value::OffsetCommit(v) => Py::new(py, v)?.into_any(),
-        Value::GroupMetadata(v) => Py::new(py, v)?.into_any(),
-        Value::ConsumerGroup(v) => Py::new(py, v)?.into_any(),
-        Value::Opaque(v) => Py::new(py, v)?.into_any(),
-    })
-}
-
 fn key_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Key> {
-    if let Ok(k) = obj.cast::<OffsetCommitKey>() {
-        return Ok(Key::OffsetCommit(k.get().clone()));
+    let py = obj.py();
+    if let Ok(k) = obj.cast::<PyOffsetCommitKey>() {
+        return Ok(Key::OffsetCommit(k.get().to_core(py)?));
     }
-    if let Ok(k) = obj.cast::<GroupMetadataKey>() {
-        return Ok(Key::GroupMetadata(k.get().clone()));
+    if let Ok(k) = obj.cast::<PyGroupMetadataKey>() {
+        return Ok(Key::GroupMetadata(GroupMetadataKey { group: text(py, &k.get().group)? }));
     }
     if let Ok(k) = obj.cast::<ConsumerGroupKey>() {
         return Ok(Key::ConsumerGroup(k.get().clone()));
@@ -667,11 +1024,12 @@ fn key_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Key> {
 }
 
 fn value_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
-    if let Ok(v) = obj.cast::<OffsetCommitValue>() {
-        return Ok(Value::OffsetCommit(v.get().clone()));
+    let py = obj.py();
+    if let Ok(v) = obj.cast::<PyOffsetCommitValue>() {
+        return Ok(Value::OffsetCommit(v.get().to_core(py)?));
     }
-    if let Ok(v) = obj.cast::<GroupMetadataValue>() {
-        return Ok(Value::GroupMetadata(v.get().clone()));
+    if let Ok(v) = obj.cast::<PyGroupMetadataValue>() {
+        return Ok(Value::GroupMetadata(v.get().to_core(py)?));
     }
     if let Ok(v) = obj.cast::<ConsumerGroupValue>() {
         return Ok(Value::ConsumerGroup(v.get().clone()));
@@ -682,19 +1040,64 @@ fn value_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     Err(PyTypeError::new_err("expected OffsetCommitValue, GroupMetadataValue, ConsumerGroupValue or OpaqueValue"))
 }
 
-fn record_to_py(py: Python<'_>, r: CoreOffsetsRecord) -> PyResult<OffsetsRecord> {
+/// The Python object of one record, built straight from its borrowed key and value.
+fn record_object(py: Python<'_>, objects: &mut RecordObjects, partition: i32, batch: &BatchInfo, record: &RecordRef<'_>, payload: Payload<'_>) -> PyResult<OffsetsRecord> {
+    let (control, key, value) = match payload {
+        Payload::Control(control) => (Some(control.name()), None, None),
+        Payload::Data { key, value } => (None, Some(objects.key(py, key)?), value.map(|v| objects.value(py, v)).transpose()?),
+    };
     Ok(OffsetsRecord {
-        partition: r.partition,
-        offset: r.offset,
-        timestamp: r.timestamp,
-        batch_position: r.batch_position,
-        producer_id: r.producer_id,
-        producer_epoch: r.producer_epoch,
-        is_transactional: r.is_transactional,
-        control: r.control.map(|c| c.name()),
-        key: r.key.map(|k| key_to_py(py, k)).transpose()?,
-        value: r.value.map(|v| value_to_py(py, v)).transpose()?,
+        partition,
+        offset: record.offset,
+        timestamp: record.timestamp,
+        batch_position: batch.position,
+        producer_id: batch.producer_id,
+        producer_epoch: batch.producer_epoch,
+        is_transactional: batch.is_transactional,
+        control,
+        key,
+        value,
     })
+}
+
+/// Appends the records of one batch to `list`. The outer result carries Python's errors
+/// (memory), the inner one a corrupt record; then the batch's records are taken out again.
+fn append_batch(py: Python<'_>, list: &Bound<'_, PyList>, objects: &mut RecordObjects, partition: i32, batch: &BatchInfo, records: Records<'_>) -> PyResult<Result<(), Error>> {
+    let before = list.len();
+    for record in records {
+        let decoded = record.and_then(|record| decode_payload(batch, &record).map(|payload| (record, payload)));
+        match decoded {
+            Ok((record, payload)) => list.append(record_object(py, objects, partition, batch, &record, payload)?)?,
+            Err(error) => {
+                list.del_slice(before, list.len())?;
+                return Ok(Err(error));
+            }
+        }
+    }
+    Ok(Ok(()))
+}
+
+/// Decodes every record of a log into Python objects. Checking and decompressing batches
+/// runs with the thread detached from the interpreter, a chunk at a time; building the
+/// objects needs it attached.
+fn log_to_py<'py>(py: Python<'py>, data: &[u8], position: usize, partition: i32, stop_at_corruption: bool) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    let mut reader = LogReader::new(data, position);
+    let mut chunk = Chunk::default();
+    let mut objects = RecordObjects::default();
+    let mut error = None;
+    'chunks: while py.detach(|| reader.fill(&mut chunk, CHUNK_BYTES)) {
+        for (batch, records) in chunk.batches() {
+            if let Err(e) = append_batch(py, &list, &mut objects, partition, batch, records)? {
+                error = Some(e);
+                break 'chunks;
+            }
+        }
+    }
+    match error.or_else(|| reader.finish().error) {
+        Some(error) if !stop_at_corruption => Err(error.into()),
+        _ => Ok(list),
+    }
 }
 
 fn read_file(path: &std::path::Path) -> PyResult<Vec<u8>> {
@@ -752,7 +1155,28 @@ fn with_path(py: Python<'_>, err: PyErr, path: &std::path::Path) -> PyErr {
 fn valid_prefix_length(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<usize> {
     let input = Input::from_py(data)?;
     let slice = input.as_slice();
-    Ok(py.detach(|| batch::read_batches(slice, 0).valid_bytes))
+    Ok(py.detach(|| batch::valid_prefix_length(slice)))
+}
+
+/// A benchmark ceiling: CRC-32C of every batch, nothing else; how many match.
+#[pyfunction]
+fn checksum_batches(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let input = Input::from_py(data)?;
+    let slice = input.as_slice();
+    Ok(py.detach(|| batch::checksum_batches(slice)))
+}
+
+/// A benchmark ceiling: decompress every batch's records into one reused buffer, parse
+/// nothing; the number of bytes decompressed.
+#[pyfunction]
+fn decompress_batches(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let input = Input::from_py(data)?;
+    let slice = input.as_slice();
+    Ok(py.detach(|| batch::decompress_batches(slice))?)
+}
+
+fn compression_named(name: &str) -> PyResult<Compression> {
+    Compression::from_name(name).ok_or_else(|| PyValueError::new_err(format!("unknown compression {name:?} (none, gzip, snappy, lz4, zstd)")))
 }
 
 /// Encode one RecordBatch v2 as a broker writes the coordinator's appends.
@@ -774,11 +1198,63 @@ fn write_batch<'py>(
     is_transactional: bool,
     partition_leader_epoch: i32,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let compression = Compression::from_name(compression)
-        .ok_or_else(|| PyValueError::new_err(format!("unknown compression {compression:?} (none, gzip, snappy, lz4, zstd)")))?;
+    let compression = compression_named(compression)?;
     let header = BatchHeader { base_offset, timestamp, compression, producer_id, producer_epoch, base_sequence, is_transactional, is_control: false, partition_leader_epoch };
     let refs: Vec<(Option<&[u8]>, Option<&[u8]>)> = records.iter().map(|(k, v)| (k.as_deref(), v.as_deref())).collect();
     Ok(bytes(py, &batch::write_batch(&header, &refs)?))
+}
+
+/// A record for `write_records`: (offset, timestamp, key, value[, headers]), owned.
+type RecordTuple = (i64, i64, Option<Vec<u8>>, Option<Vec<u8>>, Vec<(String, Option<Vec<u8>>)>);
+
+fn record_tuple(item: &Bound<'_, PyAny>) -> PyResult<RecordTuple> {
+    let tuple = item.cast::<PyTuple>().map_err(|_| PyTypeError::new_err("a record is a tuple (offset, timestamp, key, value[, headers])"))?;
+    match tuple.len() {
+        4 => {
+            let (offset, timestamp, key, value) = tuple.extract()?;
+            Ok((offset, timestamp, key, value, Vec::new()))
+        }
+        5 => tuple.extract(),
+        n => Err(PyValueError::new_err(format!("a record is a tuple (offset, timestamp, key, value[, headers]), not {n} items"))),
+    }
+}
+
+/// Encode one RecordBatch v2 whose records keep their own offsets and timestamps.
+#[pyfunction]
+#[pyo3(
+    signature = (records, *, base_offset, last_offset = None, timestamp = -1, delete_horizon_ms = None, compression = "none", producer_id = -1, producer_epoch = -1, base_sequence = 0, is_transactional = false, is_control = false, partition_leader_epoch = 0),
+    text_signature = "(records, *, base_offset, last_offset=None, timestamp=-1, delete_horizon_ms=None, compression='none', producer_id=-1, producer_epoch=-1, base_sequence=0, is_transactional=False, is_control=False, partition_leader_epoch=0)"
+)]
+#[allow(clippy::too_many_arguments)]
+fn write_records<'py>(
+    py: Python<'py>,
+    records: &Bound<'py, PyAny>,
+    base_offset: i64,
+    last_offset: Option<i64>,
+    timestamp: i64,
+    delete_horizon_ms: Option<i64>,
+    compression: &str,
+    producer_id: i64,
+    producer_epoch: i16,
+    base_sequence: i32,
+    is_transactional: bool,
+    is_control: bool,
+    partition_leader_epoch: i32,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let compression = compression_named(compression)?;
+    let owned = records.try_iter()?.map(|item| record_tuple(&item?)).collect::<PyResult<Vec<RecordTuple>>>()?;
+    let last_offset = last_offset
+        .or(owned.last().map(|r| r.0))
+        .ok_or_else(|| PyValueError::new_err("an empty batch needs last_offset"))?;
+    let header = BatchHeader { base_offset, timestamp, compression, producer_id, producer_epoch, base_sequence, is_transactional, is_control, partition_leader_epoch };
+    let encoded = py.detach(|| {
+        let refs: Vec<RecordToWrite<'_>> = owned
+            .iter()
+            .map(|(offset, timestamp, key, value, headers)| RecordToWrite { offset: *offset, timestamp: *timestamp, key: key.as_deref(), value: value.as_deref(), headers })
+            .collect();
+        batch::write_records(&header, last_offset, delete_horizon_ms, &refs)
+    })?;
+    Ok(bytes(py, &encoded))
 }
 
 /// Encode a control batch holding one transaction marker (COMMIT or ABORT).
@@ -800,13 +1276,14 @@ fn write_control_batch<'py>(
 
 #[pyfunction]
 fn decode_key(py: Python<'_>, data: &[u8]) -> PyResult<Py<PyAny>> {
-    key_to_py(py, records::decode_key(data, 0)?)
+    RecordObjects::default().key(py, records::decode_key_ref(data, 0)?)
 }
 
 #[pyfunction]
 fn decode_value(py: Python<'_>, key: &Bound<'_, PyAny>, data: Option<&[u8]>) -> PyResult<Option<Py<PyAny>>> {
-    let key = key_from_py(key)?;
-    records::decode_value(&key, data, 0)?.map(|v| value_to_py(py, v)).transpose()
+    let kind = key_from_py(key)?.value_kind();
+    let mut objects = RecordObjects::default();
+    records::decode_value_ref(kind, data, 0)?.map(|v| objects.value(py, v)).transpose()
 }
 
 #[pyfunction]
@@ -839,32 +1316,6 @@ fn encode_assignment<'py>(py: Python<'py>, assignment: &ConsumerProtocolAssignme
     Ok(bytes(py, &records::encode_assignment(assignment)?))
 }
 
-fn records_to_py<'py>(py: Python<'py>, log: DecodedLog, stop_at_corruption: bool) -> PyResult<Bound<'py, PyList>> {
-    if let (Some(error), false) = (log.error, stop_at_corruption) {
-        return Err(error.into());
-    }
-    let list = PyList::empty(py);
-    for r in log.records {
-        list.append(record_to_py(py, r)?)?;
-    }
-    Ok(list)
-}
-
-/// Decodes a log buffer with the thread detached from the interpreter.
-fn log_of_buffer(py: Python<'_>, data: &Bound<'_, PyAny>, partition: i32, position: usize) -> PyResult<DecodedLog> {
-    let input = Input::from_py(data)?;
-    let slice = input.as_slice();
-    Ok(py.detach(|| decode_log(slice, position, partition)))
-}
-
-/// Decodes a segment file; the partition defaults to the N of its `__consumer_offsets-N`
-/// directory.
-fn log_of_segment(py: Python<'_>, path: &std::path::Path, partition: Option<i32>) -> PyResult<DecodedLog> {
-    let data = read_file(path)?;
-    let partition = partition.unwrap_or_else(|| partition_of(path));
-    Ok(py.detach(|| decode_log(&data, 0, partition)))
-}
-
 /// Decode every record of a `__consumer_offsets` log buffer.
 #[pyfunction]
 #[pyo3(
@@ -872,27 +1323,32 @@ fn log_of_segment(py: Python<'_>, path: &std::path::Path, partition: Option<i32>
     text_signature = "(data, *, partition=-1, position=0, stop_at_corruption=False)"
 )]
 fn decode_records<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, partition: i32, position: usize, stop_at_corruption: bool) -> PyResult<Bound<'py, PyList>> {
-    records_to_py(py, log_of_buffer(py, data, partition, position)?, stop_at_corruption)
+    let input = Input::from_py(data)?;
+    log_to_py(py, input.as_slice(), position, partition, stop_at_corruption)
 }
 
-/// Decode every record of a segment file.
+/// Decode every record of a segment file; the partition defaults to the N of its
+/// `__consumer_offsets-N` directory.
 #[pyfunction]
 #[pyo3(signature = (path, *, partition = None, stop_at_corruption = false))]
 fn decode_segment<'py>(py: Python<'py>, path: PathBuf, partition: Option<i32>, stop_at_corruption: bool) -> PyResult<Bound<'py, PyList>> {
-    records_to_py(py, log_of_segment(py, &path, partition)?, stop_at_corruption).map_err(|e| with_path(py, e, &path))
+    let data = read_file(&path)?;
+    let partition = partition.unwrap_or_else(|| partition_of(&path));
+    log_to_py(py, &data, 0, partition, stop_at_corruption).map_err(|e| with_path(py, e, &path))
 }
 
 fn arrow_error(e: ::arrow_schema::ArrowError) -> PyErr {
     PyValueError::new_err(format!("building the Arrow batch: {e}"))
 }
 
-fn records_to_arrow<'py>(py: Python<'py>, log: DecodedLog, stop_at_corruption: bool) -> PyResult<Bound<'py, PyAny>> {
+/// Decodes a log into one Arrow record batch with the thread detached from the interpreter.
+fn log_to_arrow<'py>(py: Python<'py>, data: &[u8], position: usize, partition: i32, stop_at_corruption: bool) -> PyResult<Bound<'py, PyAny>> {
     use arrow_pyarrow::ToPyArrow;
-    if let (Some(error), false) = (log.error, stop_at_corruption) {
+    let (batch, walk) = py.detach(|| crate::codec::arrow::decode_arrow(data, position, partition));
+    if let (Some(error), false) = (walk.error, stop_at_corruption) {
         return Err(error.into());
     }
-    let batch = py.detach(|| crate::codec::arrow::to_record_batch(&log.records)).map_err(arrow_error)?;
-    batch.to_pyarrow(py)
+    batch.map_err(arrow_error)?.to_pyarrow(py)
 }
 
 /// Decode every record of a `__consumer_offsets` log buffer into one pyarrow.RecordBatch.
@@ -902,14 +1358,17 @@ fn records_to_arrow<'py>(py: Python<'py>, log: DecodedLog, stop_at_corruption: b
     text_signature = "(data, *, partition=-1, position=0, stop_at_corruption=False)"
 )]
 fn decode_arrow<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, partition: i32, position: usize, stop_at_corruption: bool) -> PyResult<Bound<'py, PyAny>> {
-    records_to_arrow(py, log_of_buffer(py, data, partition, position)?, stop_at_corruption)
+    let input = Input::from_py(data)?;
+    log_to_arrow(py, input.as_slice(), position, partition, stop_at_corruption)
 }
 
 /// `decode_arrow` of a segment file.
 #[pyfunction]
 #[pyo3(signature = (path, *, partition = None, stop_at_corruption = false))]
 fn decode_segment_arrow<'py>(py: Python<'py>, path: PathBuf, partition: Option<i32>, stop_at_corruption: bool) -> PyResult<Bound<'py, PyAny>> {
-    records_to_arrow(py, log_of_segment(py, &path, partition)?, stop_at_corruption).map_err(|e| with_path(py, e, &path))
+    let data = read_file(&path)?;
+    let partition = partition.unwrap_or_else(|| partition_of(&path));
+    log_to_arrow(py, &data, 0, partition, stop_at_corruption).map_err(|e| with_path(py, e, &path))
 }
 
 /// The schema of `decode_arrow`'s record batches, as a pyarrow.Schema.
@@ -920,12 +1379,12 @@ fn offsets_arrow_schema(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<OffsetCommitKey>()?;
-    m.add_class::<GroupMetadataKey>()?;
+    m.add_class::<PyOffsetCommitKey>()?;
+    m.add_class::<PyGroupMetadataKey>()?;
     m.add_class::<OpaqueKey>()?;
-    m.add_class::<OffsetCommitValue>()?;
-    m.add_class::<MemberMetadata>()?;
-    m.add_class::<GroupMetadataValue>()?;
+    m.add_class::<PyOffsetCommitValue>()?;
+    m.add_class::<PyMemberMetadata>()?;
+    m.add_class::<PyGroupMetadataValue>()?;
     m.add_class::<OpaqueValue>()?;
     m.add_class::<ConsumerGroupKey>()?;
     m.add_class::<ConsumerGroupValue>()?;
@@ -937,7 +1396,10 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_batches, m)?)?;
     m.add_function(wrap_pyfunction!(read_segment, m)?)?;
     m.add_function(wrap_pyfunction!(valid_prefix_length, m)?)?;
+    m.add_function(wrap_pyfunction!(checksum_batches, m)?)?;
+    m.add_function(wrap_pyfunction!(decompress_batches, m)?)?;
     m.add_function(wrap_pyfunction!(write_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(write_records, m)?)?;
     m.add_function(wrap_pyfunction!(write_control_batch, m)?)?;
     m.add_function(wrap_pyfunction!(decode_key, m)?)?;
     m.add_function(wrap_pyfunction!(decode_value, m)?)?;

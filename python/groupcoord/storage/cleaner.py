@@ -1,0 +1,498 @@
+"""The log cleaner: compaction of ``__consumer_offsets`` with Kafka's semantics.
+
+What a cleaning pass of one partition does (Kafka's ``LogCleaner``, offsets-log-format.md §6):
+
+* It never touches the active segment, nor anything at or after the first offset of a
+  transaction still open at the log end (the last stable offset).
+* It maps, over the *dirty* section (from the ``cleaner-offset-checkpoint`` onwards), each key
+  to the offset of its latest record, up to ``log.cleaner.dedupe.buffer.size`` / 24 keys (as
+  many as Kafka's map holds); records past the last mapped offset are all kept.
+* It recopies every cleanable segment from the log start, in groups of at most
+  ``offsets.topic.segment.bytes``, keeping a record only if it is the latest for its key.
+  Records without a key and records of aborted transactions are dropped.
+* A tombstone that is the latest for its key is kept; the first pass that keeps it stamps its
+  batch with a delete horizon (attribute bit 6, base timestamp = now +
+  ``log.cleaner.delete.retention.ms``), and the first pass after the horizon drops it.
+  A transaction marker goes the same way once none of its transaction's records remain.
+* A batch keeps its base and last offset, producer fields and compression; one whose records
+  all remain (and needs no horizon) is copied byte for byte. If the last batch of a group is
+  dropped entirely, an empty batch (as Kafka leaves for a producer's last batch) keeps the
+  group's last offset, so the cleaned segment always ends where the group ended.
+
+**The key.** Kafka's cleaner compares raw key bytes. groupcoord compares *logical* keys: an
+OffsetCommit key of record type 0 (written by brokers before 0.9) and one of type 1 for the same
+group, topic and partition are the same key, as they are to the coordinator that replays them.
+With raw bytes a type-0 commit would survive its type-1 tombstone and come back once the
+tombstone is dropped; with logical keys the cleaned log always replays to the state the
+uncleaned log gives. Every other key is its raw bytes.
+
+**Crash safety.** A cleaned group is written to ``<base>.log.cleaned`` and fsynced; renaming it
+to ``<base>.log.swap`` (and fsyncing the directory) commits it. Then the replaced segments are
+renamed ``.deleted``, the swap file renamed to ``<base>.log``, and the ``.deleted`` files
+removed. Opening the log after a crash removes ``.cleaned`` and ``.deleted`` files and
+completes any ``.swap`` (:func:`groupcoord.storage.partition.PartitionLog.open`), so a crash at
+any point leaves either the old segments or the cleaned one, which replay to the same state.
+
+**When.** The cleaner thread cleans the partition whose dirty ratio (dirty bytes over
+cleanable bytes) is highest and above ``log.cleaner.min.cleanable.ratio``, or one whose
+earliest retained tombstone or marker reached its delete horizon; when none qualifies it
+sleeps ``log.cleaner.backoff.ms``. It takes the partition's ``clean_lock`` while it cleans;
+appends only touch the active segment and go on meanwhile.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from groupcoord import codec
+from groupcoord.config import Config
+from groupcoord.storage.checkpoint import OffsetCheckpoint
+from groupcoord.storage.index import OffsetIndex
+from groupcoord.storage.partition import PartitionLog, read_chunks
+from groupcoord.storage.segment import (
+    ATTRIBUTES_POSITION,
+    CLEANED_SUFFIX,
+    DELETE_HORIZON_BIT,
+    DELETED_SUFFIX,
+    INDEX_SUFFIX,
+    INDEX_SUFFIXES,
+    LOG_SUFFIX,
+    SWAP_SUFFIX,
+    LogSegment,
+    fsync_directory,
+    segment_name,
+    walk_batches,
+)
+
+__all__ = ["CleanResult", "LogCleaner", "logical_key"]
+
+logger = logging.getLogger("groupcoord.storage")
+
+_KAFKA_MAP_ENTRY_BYTES = 24  # Kafka's SkimpyOffsetMap: a 16-byte MD5 and an 8-byte offset
+_MAP_LOAD_FACTOR = 0.9  # log.cleaner.io.buffer.load.factor
+_READ_BUFFER = 1 << 20
+_TYPE_0_PREFIX = b"\x00\x00"
+_TYPE_1_PREFIX = b"\x00\x01"
+
+
+def logical_key(key: bytes) -> bytes:
+    """The key the cleaner deduplicates on: raw bytes, with an OffsetCommit key of record
+    type 0 spelled as type 1 (same group, topic, partition; same layout)."""
+    return _TYPE_1_PREFIX + key[2:] if key[:2] == _TYPE_0_PREFIX else key
+
+
+@dataclass
+class CleanResult:
+    """What one pass did to one partition."""
+
+    partition: int
+    segments_before: int = 0
+    segments_after: int = 0
+    bytes_before: int = 0
+    bytes_after: int = 0
+    records_removed: int = 0
+    end_offset: int = 0
+    """The new cleaner checkpoint: where the next dirty section starts."""
+
+
+class _Aborted(Exception):
+    pass
+
+
+@dataclass
+class _Transactions:
+    """What the whole log says about transactional batches (by producer id and base offset):
+    committed (True) or aborted (False); and the first offset of any still-open one."""
+
+    outcomes: dict[tuple[int, int], bool] = field(default_factory=dict)
+    first_open_offset: int | None = None
+
+
+@dataclass
+class _OffsetMap:
+    latest: dict[bytes, int] = field(default_factory=dict)
+    last_mapped_offset: int = -1
+    full: bool = False
+    """The map reached its capacity: records after ``last_mapped_offset`` were not mapped."""
+
+
+class LogCleaner:
+    """Compacts the open partitions in a background thread (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: Config,
+        *,
+        logs: Callable[[], Sequence[PartitionLog]],
+        checkpoint: OffsetCheckpoint,
+        clock_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+    ) -> None:
+        self.config = config
+        self._logs = logs
+        self.checkpoint = checkpoint
+        self.clock_ms = clock_ms
+        self.map_capacity = max(
+            1, int(config.log_cleaner_dedupe_buffer_size / _KAFKA_MAP_ENTRY_BYTES * _MAP_LOAD_FACTOR)
+        )
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.passes = 0
+
+    # --- the thread --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="groupcoord-log-cleaner", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def wake(self) -> None:
+        self._wake.set()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                cleaned = self.clean_filthiest()
+            except Exception:
+                logger.exception("log cleaner pass failed")
+                cleaned = False
+            if not cleaned:
+                self._wake.wait(self.config.log_cleaner_backoff_ms / 1000)
+                self._wake.clear()
+
+    # --- choosing ----------------------------------------------------------------------------
+
+    def first_dirty_offset(self, log: PartitionLog) -> int:
+        """Where the dirty section starts: the checkpoint, within the log's bounds."""
+        checkpoint = self.checkpoint.get(log.partition)
+        start, end = log.log_start_offset, log.active.base_offset
+        if checkpoint is None or checkpoint < start:
+            return start
+        return min(checkpoint, end)
+
+    def cleanable_ratio(self, log: PartitionLog) -> float:
+        """Dirty bytes over the bytes of inactive segments (0 when there are none)."""
+        with log.lock:
+            inactive = log.segments[:-1]
+        first_dirty = self.first_dirty_offset(log)
+        dirty = sum(s.size for s in inactive if s.next_offset > first_dirty)
+        total = sum(s.size for s in inactive)
+        return dirty / total if total else 0.0
+
+    def clean_filthiest(self) -> bool:
+        """Clean the partition most in need of it, if any; True if a pass cleaned something
+        (False lets the thread back off, also when the neediest log had nothing cleanable)."""
+        now = self.clock_ms()
+        best: tuple[float, PartitionLog] | None = None
+        for log in self._logs():
+            if not log.writable or log.failed is not None or len(log.segments) < 2:
+                continue
+            ratio = self.cleanable_ratio(log)
+            horizon = log.earliest_delete_horizon_ms
+            if ratio > self.config.log_cleaner_min_cleanable_ratio or (horizon is not None and now >= horizon):
+                if best is None or ratio > best[0]:
+                    best = (ratio, log)
+        if best is None:
+            return False
+        return self.clean(best[1], now) is not None
+
+    # --- cleaning ----------------------------------------------------------------------------
+
+    def clean(self, log: PartitionLog, now_ms: int | None = None) -> CleanResult | None:
+        """One pass over ``log`` (see the module docstring). None if it was aborted or there
+        was nothing cleanable."""
+        now = self.clock_ms() if now_ms is None else now_ms
+        with log.clean_lock:
+            if log.abort_cleaning.is_set() or log.closed:
+                return None
+            try:
+                result = self._clean(log, now)
+            except _Aborted:
+                logger.info("cleaning of %s aborted", log.directory)
+                return None
+        if result is not None:
+            self.passes += 1
+            logger.info(
+                "cleaned %s: %d segments (%d bytes) into %d (%d bytes), %d records removed",
+                log.directory.name, result.segments_before, result.bytes_before,
+                result.segments_after, result.bytes_after, result.records_removed,
+            )
+        return result
+
+    def _clean(self, log: PartitionLog, now: int) -> CleanResult | None:
+        with log.lock:
+            segments = list(log.segments)
+            sizes = [s.size for s in segments]
+        transactions = self._transactions(log, segments, sizes)
+        first_uncleanable = segments[-1].base_offset
+        if transactions.first_open_offset is not None:
+            first_uncleanable = min(first_uncleanable, transactions.first_open_offset)
+        cleanable = [
+            s for s, following in zip(segments, segments[1:]) if following.base_offset <= first_uncleanable
+        ]
+        if not cleanable:
+            return None
+        first_dirty = max(self.first_dirty_offset(log), cleanable[0].base_offset)
+        dirty = [s for s in cleanable if s.next_offset > first_dirty]
+        offset_map = self._build_map(log, dirty, first_dirty, transactions)
+        if offset_map.full:
+            end = offset_map.last_mapped_offset + 1
+        else:
+            end = dirty[-1].next_offset if dirty else first_dirty
+        to_clean = [s for s in cleanable if s.base_offset < end]
+        if not to_clean:
+            return None
+        result = CleanResult(log.partition, end_offset=end)
+        horizons: list[int] = []
+        retained_in_transaction: dict[int, bool] = {}
+        for group in self._groups(to_clean):
+            self._clean_group(
+                log, group, offset_map, transactions, now, result, horizons, retained_in_transaction
+            )
+        self.checkpoint.update(log.partition, result.end_offset)
+        log.earliest_delete_horizon_ms = min(horizons) if horizons else None
+        return result
+
+    def _chunks(self, log: PartitionLog, segment: LogSegment, size: int | None = None) -> list[tuple[int, bytes]]:
+        if log.abort_cleaning.is_set():
+            raise _Aborted
+        length = segment.size if size is None else size
+        return [
+            (c.position, c.data)
+            for c in read_chunks(segment.path, segment.fd, length, _READ_BUFFER, 0, tail_may_be_torn=False)
+        ]
+
+    def _transactions(
+        self, log: PartitionLog, segments: Sequence[LogSegment], sizes: Sequence[int]
+    ) -> _Transactions:
+        found = _Transactions()
+        open_batches: dict[int, list[int]] = {}
+        for segment, size in zip(segments, sizes):
+            for position, data in self._chunks(log, segment, size):
+                for info in walk_batches(data, base_position=position):
+                    if not info.is_transactional:
+                        continue
+                    if info.is_control:
+                        start = info.position - position
+                        batch = codec.read_batches(data[start : start + info.size])[0]
+                        key = batch.records[0].key if batch.records else None
+                        commit = key is not None and key[2:4] == b"\x00\x01"
+                        for base in open_batches.pop(info.producer_id, []):
+                            found.outcomes[(info.producer_id, base)] = commit
+                    else:
+                        open_batches.setdefault(info.producer_id, []).append(info.base_offset)
+        if open_batches:
+            found.first_open_offset = min(bases[0] for bases in open_batches.values())
+        return found
+
+    def _build_map(
+        self, log: PartitionLog, dirty: Sequence[LogSegment], first_dirty: int, transactions: _Transactions
+    ) -> _OffsetMap:
+        offset_map = _OffsetMap()
+        latest = offset_map.latest
+        for segment in dirty:
+            for position, data in self._chunks(log, segment):
+                for batch in codec.read_batches(data, position=position):
+                    if batch.is_control or (
+                        batch.is_transactional
+                        and not transactions.outcomes.get((batch.producer_id, batch.base_offset), True)
+                    ):
+                        continue
+                    for record in batch.records:
+                        if record.key is None or record.offset < first_dirty:
+                            continue
+                        key = logical_key(record.key)
+                        if key not in latest and len(latest) >= self.map_capacity:
+                            offset_map.full = True
+                            return offset_map
+                        latest[key] = record.offset
+                        offset_map.last_mapped_offset = record.offset
+        return offset_map
+
+    def _groups(self, segments: Sequence[LogSegment]) -> list[list[LogSegment]]:
+        """Consecutive segments of at most offsets.topic.segment.bytes together, each group
+        spanning fewer than 2^31 offsets (Kafka's groupSegmentsBySize)."""
+        groups: list[list[LogSegment]] = []
+        size = 0
+        for segment in segments:
+            if (
+                groups
+                and size + segment.size <= self.config.offsets_topic_segment_bytes
+                and segment.next_offset - groups[-1][0].base_offset <= 2**31 - 1
+            ):
+                groups[-1].append(segment)
+                size += segment.size
+            else:
+                groups.append([segment])
+                size = segment.size
+        return groups
+
+    def _clean_group(
+        self,
+        log: PartitionLog,
+        group: list[LogSegment],
+        offset_map: _OffsetMap,
+        transactions: _Transactions,
+        now: int,
+        result: CleanResult,
+        horizons: list[int],
+        retained_in_transaction: dict[int, bool],
+    ) -> None:
+        directory = log.directory
+        base = group[0].base_offset
+        cleaned_path = directory / segment_name(base, LOG_SUFFIX + CLEANED_SUFFIX)
+        index = OffsetIndex(directory / segment_name(base, INDEX_SUFFIX + CLEANED_SUFFIX), base)
+        interval = self.config.log_index_interval_bytes
+        retention = self.config.log_cleaner_delete_retention_ms
+        latest, last_mapped = offset_map.latest, offset_map.last_mapped_offset
+        fd = os.open(cleaned_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        written = 0
+        since_index = 0
+        last_batch: codec.RecordBatch | None = None
+        last_written = False
+
+        def write(batch: bytes, last_offset: int) -> None:
+            nonlocal written, since_index, last_written
+            if since_index > interval:
+                index.offsets.append(last_offset)
+                index.positions.append(written)
+                since_index = 0
+            os.write(fd, batch)
+            written += len(batch)
+            since_index += len(batch)
+            last_written = True
+
+        try:
+            for segment in group:
+                result.bytes_before += segment.size
+                for position, data in self._chunks(log, segment):
+                    for batch in codec.read_batches(data, position=position):
+                        last_batch, last_written = batch, False
+                        start = batch.position - position
+                        raw = data[start : start + batch.size]
+                        has_horizon = batch.magic >= 2 and bool(raw[ATTRIBUTES_POSITION + 1] & DELETE_HORIZON_BIT)
+                        if batch.is_control:
+                            if retained_in_transaction.pop(batch.producer_id, False):
+                                write(raw, batch.last_offset)
+                            elif has_horizon and now >= batch.base_timestamp:
+                                result.records_removed += len(batch.records)
+                            elif has_horizon:
+                                horizons.append(batch.base_timestamp)
+                                write(raw, batch.last_offset)
+                            else:
+                                horizons.append(now + retention)
+                                write(_rewrite(batch, batch.records, now + retention), batch.last_offset)
+                            continue
+                        if batch.is_transactional and not transactions.outcomes.get(
+                            (batch.producer_id, batch.base_offset), True
+                        ):
+                            result.records_removed += len(batch.records)
+                            continue
+                        kept = []
+                        tombstones = False
+                        for record in batch.records:
+                            key = record.key
+                            if key is None:
+                                continue
+                            if record.offset <= last_mapped and record.offset < latest.get(logical_key(key), -1):
+                                continue
+                            if record.value is None:
+                                if has_horizon and now >= batch.base_timestamp:
+                                    continue
+                                tombstones = True
+                            kept.append(record)
+                        result.records_removed += len(batch.records) - len(kept)
+                        if not kept:
+                            continue
+                        if batch.is_transactional:
+                            retained_in_transaction[batch.producer_id] = True
+                        horizon = batch.base_timestamp if has_horizon else now + retention if tombstones else None
+                        if tombstones and horizon is not None:
+                            horizons.append(horizon)
+                        if len(kept) == len(batch.records) and batch.magic >= 2 and (has_horizon or not tombstones):
+                            write(raw, batch.last_offset)
+                        else:
+                            write(_rewrite(batch, kept, horizon), batch.last_offset)
+            if last_batch is None:
+                os.close(fd)
+                fd = -1
+                cleaned_path.unlink()
+                return
+            if not last_written:
+                write(
+                    codec.write_records(
+                        [], base_offset=last_batch.base_offset, last_offset=last_batch.last_offset,
+                        timestamp=last_batch.max_timestamp,
+                    ),
+                    last_batch.last_offset,
+                )
+            os.fsync(fd)
+        except BaseException:
+            if fd >= 0:
+                os.close(fd)
+            cleaned_path.unlink(missing_ok=True)
+            raise
+        os.close(fd)
+        index.write()
+        result.bytes_after += written
+        result.segments_before += len(group)
+        result.segments_after += 1
+        self._swap(log, group, cleaned_path, index.path)
+
+    def _swap(self, log: PartitionLog, group: list[LogSegment], cleaned: Path, cleaned_index: Path) -> None:
+        directory = log.directory
+        base = group[0].base_offset
+        swap = directory / segment_name(base, LOG_SUFFIX + SWAP_SUFFIX)
+        os.replace(cleaned, swap)
+        fsync_directory(directory)
+        deleted: list[Path] = []
+        for segment in group:
+            for suffix in (LOG_SUFFIX, *INDEX_SUFFIXES):
+                path = directory / segment_name(segment.base_offset, suffix)
+                if path.exists():
+                    target = path.with_name(path.name + DELETED_SUFFIX)
+                    os.replace(path, target)
+                    deleted.append(target)
+        os.replace(cleaned_index, directory / segment_name(base, INDEX_SUFFIX))
+        os.replace(swap, directory / segment_name(base, LOG_SUFFIX))
+        fsync_directory(directory)
+        new = LogSegment.load(directory, base, self.config.log_index_interval_bytes, recover=False)[0]
+        new.index.close()
+        log.replace_segments(group, new)
+        for segment in group:
+            segment.close()
+        for path in deleted:
+            path.unlink(missing_ok=True)
+
+
+def _rewrite(
+    batch: codec.RecordBatch, records: Sequence[codec.Record], delete_horizon_ms: int | None
+) -> bytes:
+    """``batch`` holding only ``records`` (and with the given delete horizon), written as
+    magic 2 whatever its magic was."""
+    legacy = batch.magic < 2
+    return codec.write_records(
+        [(r.offset, r.timestamp, r.key, r.value, r.headers) for r in records],
+        base_offset=batch.base_offset,
+        last_offset=batch.last_offset,
+        timestamp=batch.max_timestamp,
+        delete_horizon_ms=delete_horizon_ms,
+        compression=batch.compression,
+        producer_id=-1 if legacy else batch.producer_id,
+        producer_epoch=-1 if legacy else batch.producer_epoch,
+        base_sequence=-1 if legacy else batch.base_sequence,
+        is_transactional=batch.is_transactional,
+        is_control=batch.is_control,
+        partition_leader_epoch=-1 if legacy else batch.partition_leader_epoch,
+    )

@@ -1,0 +1,187 @@
+"""The durable ``__consumer_offsets`` log under ``DATA_DIR``: a
+:class:`~groupcoord.log.PartitionWriter` and :class:`~groupcoord.log.PartitionReader` over the
+partitions this node has open.
+
+::
+
+    manager = LogManager(data_dir, config)
+    await manager.start()                       # on the event loop that will append
+    await manager.open_partition(12)            # recovery runs in a worker thread
+    manager.append(12, Append(records, now), callback)
+    for chunk in manager.read(12): ...          # from a worker thread
+    await manager.close_partition(12)           # flushes; later appends: NOT_LEADER_OR_FOLLOWER
+    await manager.close()
+
+The data directory holds one ``__consumer_offsets-N`` directory per partition and Kafka's
+``recovery-point-offset-checkpoint`` and ``cleaner-offset-checkpoint`` files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from groupcoord import codec
+from groupcoord.config import Config
+from groupcoord.log import Append, AppendCallback
+from groupcoord.storage.checkpoint import CLEANER_OFFSET_FILE, RECOVERY_POINT_FILE, TOPIC, OffsetCheckpoint
+from groupcoord.storage.cleaner import LogCleaner
+from groupcoord.storage.partition import PartitionLog, read_directory
+from groupcoord.storage.writer import GroupCommitWriter
+
+__all__ = ["LogManager"]
+
+logger = logging.getLogger("groupcoord.storage")
+
+
+class LogManager:
+    """Opens, appends to, reads, cleans and closes the partitions of one data directory.
+
+    ``append`` must be called on the event loop :meth:`start` ran on; its callbacks run
+    there. ``read`` is blocking and may run in any thread. ``wall_clock_ms`` dates delete
+    horizons (the cleaner); ``monotonic_ms`` times ``log.flush.interval.ms``.
+    """
+
+    def __init__(
+        self,
+        data_dir: str | Path,
+        config: Config | None = None,
+        *,
+        wall_clock_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+        monotonic_ms: Callable[[], float] = lambda: time.monotonic() * 1000,
+    ) -> None:
+        self.data_dir = Path(data_dir)
+        self.config = config or Config()
+        self._wall_clock_ms = wall_clock_ms
+        self._monotonic_ms = monotonic_ms
+        self._logs: dict[int, PartitionLog] = {}
+        self._opening: dict[int, asyncio.Future[None]] = {}
+        self._writer: GroupCommitWriter | None = None
+        self.cleaner: LogCleaner | None = None
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.recovery_points = OffsetCheckpoint(self.data_dir / RECOVERY_POINT_FILE)
+        self.cleaner_offsets = OffsetCheckpoint(self.data_dir / CLEANER_OFFSET_FILE)
+
+    def partition_dir(self, partition: int) -> Path:
+        return self.data_dir / f"{TOPIC}-{partition}"
+
+    # --- lifecycle ---------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Start the writer thread (and the cleaner, with log.cleaner.enable) on this loop."""
+        if self._writer is not None:
+            raise RuntimeError("log manager already started")
+        self._writer = GroupCommitWriter(
+            asyncio.get_running_loop(), self.config, clock_ms=self._monotonic_ms
+        )
+        self._writer.start()
+        if self.config.log_cleaner_enable:
+            self.cleaner = LogCleaner(
+                self.config, logs=lambda: list(self._logs.values()),
+                checkpoint=self.cleaner_offsets, clock_ms=self._wall_clock_ms,
+            )
+            self.cleaner.start()
+
+    async def close(self) -> None:
+        """Close every open partition (flushed, recovery points written), stop the threads."""
+        for partition in list(self._logs):
+            await self.close_partition(partition)
+        if self.cleaner is not None:
+            await asyncio.to_thread(self.cleaner.stop)
+            self.cleaner = None
+        if self._writer is not None:
+            self._writer.end_turn()
+            await asyncio.to_thread(self._writer.stop)
+            self._writer = None
+
+    # --- partitions --------------------------------------------------------------------------
+
+    def is_open(self, partition: int) -> bool:
+        return partition in self._logs
+
+    def open_partitions(self) -> list[int]:
+        return sorted(self._logs)
+
+    def partition_log(self, partition: int) -> PartitionLog:
+        """The open :class:`PartitionLog` (KeyError if not open)."""
+        return self._logs[partition]
+
+    async def open_partition(self, partition: int) -> None:
+        """Open ``__consumer_offsets-<partition>`` (created if missing), recovering it in a
+        worker thread: torn tails truncated, interrupted cleanings completed, indexes rebuilt.
+        Appends are accepted once this returns."""
+        if partition in self._logs:
+            return
+        pending = self._opening.get(partition)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._opening[partition] = future
+        try:
+            started = time.monotonic()
+            log = await asyncio.to_thread(self._open_log, partition)
+            log.last_flush_ms = self._monotonic_ms()
+            self._logs[partition] = log
+            logger.info(
+                "opened %s at offsets %d..%d (%d segments) in %.3f s", log.directory.name,
+                log.log_start_offset, log.next_offset, len(log.segments), time.monotonic() - started,
+            )
+            future.set_result(None)
+        except BaseException as e:
+            future.set_exception(e)
+            future.exception()
+            raise
+        finally:
+            del self._opening[partition]
+
+    def _open_log(self, partition: int) -> PartitionLog:
+        return PartitionLog.open(
+            self.partition_dir(partition), self.config,
+            recovery_point=self.recovery_points.get(partition),
+            on_roll=self._checkpoint_recovery_point,
+        )
+
+    def _checkpoint_recovery_point(self, log: PartitionLog) -> None:
+        self.recovery_points.update(log.partition, log.recovery_point)
+
+    async def close_partition(self, partition: int) -> None:
+        """Stop appending to ``partition``: appends already made are written and flushed
+        first (their callbacks complete), later ones fail with NOT_LEADER_OR_FOLLOWER; then
+        any cleaning of it is aborted and its files closed."""
+        log = self._logs.pop(partition, None)
+        if log is None:
+            return
+        log.abort_cleaning.set()
+        if self._writer is not None:
+            await self._writer.barrier(log, PartitionLog.stop_writes)
+        else:
+            log.writable = False
+        await asyncio.to_thread(self._close_log, log)
+
+    def _close_log(self, log: PartitionLog) -> None:
+        with log.clean_lock:
+            log.close()
+        if log.failed is None:
+            self.recovery_points.update(log.partition, log.next_offset)
+
+    # --- PartitionWriter / PartitionReader -----------------------------------------------------
+
+    def append(self, partition: int, append: Append, callback: AppendCallback) -> None:
+        if self._writer is None:
+            raise RuntimeError("log manager not started")
+        self._writer.append(self._logs.get(partition), append, callback)
+
+    def read(self, partition: int) -> Iterator[list[codec.OffsetsRecord]]:
+        """The partition's records, in chunks of about offsets.load.buffer.size bytes: from
+        the open log, or, for a partition not open here, straight from its directory
+        without changing it (a torn tail ends the read with a warning)."""
+        log = self._logs.get(partition)
+        if log is not None:
+            return log.read()
+        return read_directory(
+            self.partition_dir(partition), buffer_size=self.config.offsets_load_buffer_size,
+            partition=partition,
+        )

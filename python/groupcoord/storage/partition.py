@@ -1,0 +1,409 @@
+"""One partition of ``__consumer_offsets`` on disk: ``DATA_DIR/__consumer_offsets-N/``.
+
+:class:`PartitionLog` owns the partition's segments: it opens them with recovery, appends
+batches to the active segment, rolls at ``offsets.topic.segment.bytes``, flushes, reads, and
+lets the cleaner swap cleaned segments in. :func:`read_directory` reads a partition directory
+without opening it for writing (``groupcoord inspect`` on a copy of a broker's log).
+
+Files other than segments and their indexes (a broker's ``leader-epoch-checkpoint``,
+``partition.metadata``, ``.snapshot`` producer state, ``.timeindex``, ``.txnindex``) are left
+alone. Transient files are handled as Kafka's log loader does: ``.cleaned`` files (a cleaning
+that never committed) and ``.deleted`` files (segments already replaced) are removed, and a
+``.log.swap`` file (a committed cleaning, see :mod:`groupcoord.storage.cleaner`) replaces the
+segments its offsets cover.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from groupcoord import codec
+from groupcoord.config import Config
+from groupcoord.storage.segment import (
+    CLEANED_SUFFIX,
+    DELETED_SUFFIX,
+    LOG_SUFFIX,
+    SWAP_SUFFIX,
+    LogSegment,
+    batch_size_at,
+    fsync_directory,
+    parse_segment_name,
+    remove_segment_files,
+    walk_batches,
+)
+
+__all__ = [
+    "Chunk",
+    "LogCorruptError",
+    "PartitionLog",
+    "partition_of_directory",
+    "read_chunks",
+    "read_directory",
+]
+
+logger = logging.getLogger("groupcoord.storage")
+
+MAX_RELATIVE_OFFSET = 2**31 - 1
+
+
+class LogCorruptError(Exception):
+    """A batch that fails its CRC or framing inside the log, not at its tail."""
+
+    def __init__(self, path: Path, position: int, reason: str) -> None:
+        super().__init__(f"{path}: corrupt batch at byte {position}: {reason}")
+        self.path = path
+        self.position = position
+        self.reason = reason
+
+
+def partition_of_directory(directory: Path) -> int:
+    """N of a ``__consumer_offsets-N`` directory (-1 for another name)."""
+    _, _, number = directory.name.rpartition("-")
+    return int(number) if number.isdigit() else -1
+
+
+@dataclass(frozen=True)
+class _SegmentFiles:
+    logs: dict[int, Path]
+    swaps: dict[int, Path]
+    transient: list[Path]
+
+
+def _scan(directory: Path) -> _SegmentFiles:
+    logs: dict[int, Path] = {}
+    swaps: dict[int, Path] = {}
+    transient: list[Path] = []
+    for path in directory.iterdir():
+        parsed = parse_segment_name(path.name)
+        if parsed is None:
+            continue
+        base, suffix = parsed
+        if suffix == LOG_SUFFIX:
+            logs[base] = path
+        elif suffix == LOG_SUFFIX + SWAP_SUFFIX:
+            swaps[base] = path
+        elif suffix.endswith((CLEANED_SUFFIX, DELETED_SUFFIX, SWAP_SUFFIX, ".tmp")):
+            transient.append(path)
+    return _SegmentFiles(logs, swaps, transient)
+
+
+def _last_offset(path: Path) -> int | None:
+    data = path.read_bytes()
+    last = None
+    for batch in walk_batches(data):
+        last = batch.last_offset
+    return last
+
+
+def _replaced_by_swaps(files: _SegmentFiles) -> dict[int, list[int]]:
+    """For each swap file, the segments (by base offset) it replaces: those whose base lies
+    within the swap's offsets (a cleaned segment keeps the base offset of the first segment
+    it replaces and always ends with the last batch of the last one)."""
+    replaced: dict[int, list[int]] = {}
+    for base, path in sorted(files.swaps.items()):
+        last = _last_offset(path)
+        end = base if last is None else last
+        replaced[base] = [b for b in files.logs if base <= b <= end]
+    return replaced
+
+
+def _complete_swaps(directory: Path) -> None:
+    """Finish or roll back what a crash interrupted, as Kafka's log loader does."""
+    files = _scan(directory)
+    for path in files.transient:
+        logger.info("removing leftover %s", path)
+        path.unlink(missing_ok=True)
+    for base, old in _replaced_by_swaps(files).items():
+        swap = files.swaps[base]
+        logger.info(
+            "completing an interrupted cleaning: %s replaces segments %s", swap.name, old
+        )
+        for b in old:
+            remove_segment_files(directory, b)
+        remove_segment_files(directory, base)
+        os.replace(swap, directory / swap.name.removesuffix(SWAP_SUFFIX))
+    if files.transient or files.swaps:
+        fsync_directory(directory)
+
+
+class PartitionLog:
+    """The segments of one partition, the last one active.
+
+    Threads: the writer thread appends, rolls and flushes; the cleaner thread replaces inactive
+    segments (holding :attr:`clean_lock` while it cleans); readers take a snapshot. The segment
+    list is guarded by :attr:`lock`.
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        partition: int,
+        segments: list[LogSegment],
+        config: Config,
+        on_roll: Callable[[PartitionLog], None] | None = None,
+    ) -> None:
+        self.directory = directory
+        self.partition = partition
+        self.segments = segments
+        self.config = config
+        self.on_roll = on_roll
+        self.lock = threading.RLock()
+        self.clean_lock = threading.Lock()
+        self.abort_cleaning = threading.Event()
+        self.failed: BaseException | None = None
+        """The I/O error that took the log offline; no append is attempted after one."""
+        self.writable = True
+        """False once the partition is being closed: appends fail NOT_LEADER_OR_FOLLOWER."""
+        self.closed = False
+        self.unflushed_messages = 0
+        self.last_flush_ms: float = 0.0
+        self.recovery_point = self.next_offset
+        """Every offset below it is flushed (written to the recovery-point checkpoint)."""
+        self.earliest_delete_horizon_ms: int | None = None
+        """Set by the cleaner: when a retained tombstone or marker may next be removed."""
+
+    def __repr__(self) -> str:
+        return f"PartitionLog({self.directory.name}, segments={len(self.segments)}, next_offset={self.next_offset})"
+
+    # --- opening -----------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        directory: Path,
+        config: Config,
+        *,
+        recovery_point: int | None = None,
+        on_roll: Callable[[PartitionLog], None] | None = None,
+    ) -> PartitionLog:
+        """Open (creating if needed) the partition in ``directory`` and recover it.
+
+        Segments that may hold unflushed data (those ending after ``recovery_point``; all of
+        them without one) are checked batch by batch: a torn or corrupt tail is logged and
+        truncated at the last valid batch, and any later segment is dropped. Missing or
+        inconsistent indexes are rebuilt.
+        """
+        directory.mkdir(parents=True, exist_ok=True)
+        _complete_swaps(directory)
+        bases = sorted(_scan(directory).logs)
+        interval = config.log_index_interval_bytes
+        segments: list[LogSegment] = []
+        try:
+            for i, base in enumerate(bases):
+                end = bases[i + 1] if i + 1 < len(bases) else None
+                recover = recovery_point is None or end is None or end > recovery_point
+                segment, truncated = LogSegment.load(directory, base, interval, recover=recover)
+                segments.append(segment)
+                if truncated and end is not None:
+                    for later in bases[i + 1 :]:
+                        logger.warning(
+                            "dropping segment %s after the corrupt segment %s",
+                            directory / f"{later:020d}{LOG_SUFFIX}", segment.path,
+                        )
+                        remove_segment_files(directory, later)
+                    fsync_directory(directory)
+                    break
+            if not segments:
+                segments.append(LogSegment.create(directory, 0, interval))
+                fsync_directory(directory)
+        except BaseException:
+            for segment in segments:
+                segment.close()
+            raise
+        for segment in segments[:-1]:
+            segment.index.close()
+        log = cls(directory, partition_of_directory(directory), segments, config, on_roll)
+        return log
+
+    # --- state -------------------------------------------------------------------------------
+
+    @property
+    def active(self) -> LogSegment:
+        return self.segments[-1]
+
+    @property
+    def next_offset(self) -> int:
+        """The log end offset: the offset the next record gets."""
+        return self.segments[-1].next_offset
+
+    @property
+    def log_start_offset(self) -> int:
+        return self.segments[0].base_offset
+
+    @property
+    def size(self) -> int:
+        with self.lock:
+            return sum(s.size for s in self.segments)
+
+    # --- writing (writer thread) -------------------------------------------------------------
+
+    def append(self, batch: bytes, last_offset: int, records: int) -> None:
+        """Write one encoded batch whose offsets start at :attr:`next_offset`, rolling first
+        if it would overflow the active segment."""
+        active = self.segments[-1]
+        if active.size > 0 and (
+            active.size + len(batch) > self.config.offsets_topic_segment_bytes
+            or last_offset - active.base_offset > MAX_RELATIVE_OFFSET
+        ):
+            self.roll()
+        self.segments[-1].append(batch, last_offset)
+        self.unflushed_messages += records
+
+    def roll(self) -> None:
+        """Start a new active segment at the log end; the old one is flushed first (as Kafka
+        flushes a rolled segment), which moves the recovery point to the new segment."""
+        old = self.segments[-1]
+        old.flush()
+        new = LogSegment.create(self.directory, old.next_offset, self.config.log_index_interval_bytes)
+        fsync_directory(self.directory)
+        with self.lock:
+            self.segments.append(new)
+        old.index.close()
+        self.recovery_point = new.base_offset
+        if self.on_roll is not None:
+            self.on_roll(self)
+
+    def flush(self, now_ms: float = 0.0) -> None:
+        """fsync the active segment (rolled segments were flushed when rolled)."""
+        self.segments[-1].flush()
+        self.unflushed_messages = 0
+        self.last_flush_ms = now_ms
+        self.recovery_point = self.next_offset
+
+    # --- cleaning (cleaner thread) -----------------------------------------------------------
+
+    def replace_segments(self, old: Sequence[LogSegment], new: LogSegment) -> None:
+        """Put ``new`` in the place of the consecutive segments ``old`` (in memory; the
+        cleaner has already swapped the files)."""
+        with self.lock:
+            start = next(i for i, s in enumerate(self.segments) if s is old[0])
+            if [id(s) for s in self.segments[start : start + len(old)]] != [id(s) for s in old]:
+                raise RuntimeError("segments to replace are not consecutive in the log")
+            self.segments[start : start + len(old)] = [new]
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def read(
+        self, start_offset: int = 0, *, buffer_size: int | None = None
+    ) -> Iterator[list[codec.OffsetsRecord]]:
+        """The records from ``start_offset`` to the log end as of this call, decoded, in
+        chunks of about ``offsets.load.buffer.size`` bytes. Blocking; safe beside appends and
+        cleaning (it reads a snapshot of the segments)."""
+        size = buffer_size or self.config.offsets_load_buffer_size
+        with self.lock:
+            snapshot = [
+                (s.path, os.dup(s.fd), s.size) for s in self.segments if s.next_offset > start_offset
+            ]
+            first = next((s for s in self.segments if s.next_offset > start_offset), None)
+            first_position = first.position_of(start_offset) if first is not None else 0
+        try:
+            for i, (path, fd, length) in enumerate(snapshot):
+                position = first_position if i == 0 else 0
+                for chunk in read_chunks(path, fd, length, size, position, tail_may_be_torn=False):
+                    records = codec.decode_records(
+                        chunk.data, partition=self.partition, position=chunk.position
+                    )
+                    if records and records[0].offset < start_offset:
+                        records = [r for r in records if r.offset >= start_offset]
+                    if records:
+                        yield records
+        finally:
+            for _, fd, _ in snapshot:
+                os.close(fd)
+
+    # --- closing -----------------------------------------------------------------------------
+
+    def stop_writes(self) -> None:
+        """Flush what was appended (unless the log failed) and refuse further appends."""
+        self.writable = False
+        if self.failed is None and self.unflushed_messages:
+            self.flush(self.last_flush_ms)
+
+    def close(self) -> None:
+        """Flush (unless the log failed) and close every file."""
+        with self.lock:
+            if self.closed:
+                return
+            self.closed = True
+            try:
+                if self.failed is None:
+                    self.flush(self.last_flush_ms)
+            finally:
+                for segment in self.segments:
+                    segment.close()
+
+
+@dataclass(frozen=True)
+class Chunk:
+    position: int
+    data: bytes
+
+
+def read_chunks(
+    path: Path, fd: int, length: int, buffer_size: int, start: int, *, tail_may_be_torn: bool
+) -> Iterator[Chunk]:
+    """Whole valid batches of a segment file, about ``buffer_size`` bytes at a time (more when
+    one batch is larger). A batch that fails its CRC raises :class:`LogCorruptError`, except
+    an incomplete or corrupt tail when ``tail_may_be_torn`` (reading a log that was never
+    recovered), which ends the read with a warning."""
+    position = start
+    while position < length:
+        data = os.pread(fd, min(buffer_size, length - position), position)
+        valid = codec.valid_prefix_length(data)
+        if valid == 0:
+            announced = batch_size_at(data, 0)
+            if announced is not None and len(data) < announced <= length - position:
+                data = os.pread(fd, announced, position)
+                valid = codec.valid_prefix_length(data)
+        if valid == 0:
+            reason = "batch fails its CRC or framing"
+            try:
+                codec.read_batches(data)
+            except codec.CorruptRecordError as e:
+                reason = e.reason
+            if tail_may_be_torn:
+                logger.warning(
+                    "%s: %d bytes at position %d are not a valid batch (%s); reading stops there",
+                    path, length - position, position, reason,
+                )
+                return
+            raise LogCorruptError(path, position, reason)
+        yield Chunk(position, data if valid == len(data) else data[:valid])
+        position += valid
+
+
+def read_directory(
+    directory: Path, *, buffer_size: int = 5_242_880, partition: int | None = None
+) -> Iterator[list[codec.OffsetsRecord]]:
+    """The records of a partition directory, read without changing it (no recovery): the
+    segments a crash left mid-cleaning are read as recovery would arrange them, and a torn
+    tail of the last segment ends the read with a warning. Yields nothing for a missing
+    directory."""
+    if not directory.is_dir():
+        return
+    files = _scan(directory)
+    effective = dict(files.logs)
+    for base, replaced in _replaced_by_swaps(files).items():
+        for b in replaced:
+            effective.pop(b, None)
+        effective[base] = files.swaps[base]
+    number = partition_of_directory(directory) if partition is None else partition
+    bases = sorted(effective)
+    for i, base in enumerate(bases):
+        path = effective[base]
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            length = os.fstat(fd).st_size
+            last = i == len(bases) - 1
+            for chunk in read_chunks(path, fd, length, buffer_size, 0, tail_may_be_torn=last):
+                records = codec.decode_records(chunk.data, partition=number, position=chunk.position)
+                if records:
+                    yield records
+        finally:
+            os.close(fd)
+

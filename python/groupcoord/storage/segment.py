@@ -1,0 +1,359 @@
+"""A log segment: ``<base offset>.log`` and its offset index, named as Kafka names them.
+
+A segment file is a concatenation of record batches (any magic). Its name is the offset of its
+first batch, zero-padded to 20 digits. Only the last segment of a partition (the active one)
+is appended to; the others are immutable until the cleaner replaces them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import struct
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+from groupcoord import codec
+from groupcoord.storage.index import OffsetIndex
+
+__all__ = [
+    "BatchInfo",
+    "LogSegment",
+    "parse_segment_name",
+    "segment_name",
+    "walk_batches",
+]
+
+logger = logging.getLogger("groupcoord.storage")
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+TIME_INDEX_SUFFIX = ".timeindex"
+TXN_INDEX_SUFFIX = ".txnindex"
+INDEX_SUFFIXES = (INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
+CLEANED_SUFFIX = ".cleaned"
+SWAP_SUFFIX = ".swap"
+DELETED_SUFFIX = ".deleted"
+
+LOG_OVERHEAD = 12
+"""Every batch of every magic starts with int64 offset, int32 length (bytes after it)."""
+_PREFIX = struct.Struct(">qiib")  # offset, length, partition leader epoch / CRC, magic
+_LENGTH = struct.Struct(">i")
+_V2_HEADER = struct.Struct(">qiibIhiqqqhii")  # DefaultRecordBatch's 61-byte header
+V2_HEADER_SIZE = _V2_HEADER.size
+ATTRIBUTES_POSITION = 21
+TRANSACTIONAL_BIT = 0x10
+CONTROL_BIT = 0x20
+DELETE_HORIZON_BIT = 0x40
+
+
+def segment_name(base_offset: int, suffix: str = LOG_SUFFIX) -> str:
+    return f"{base_offset:020d}{suffix}"
+
+
+def parse_segment_name(name: str) -> tuple[int, str] | None:
+    """``("00000000000000000042.log.swap")`` -> ``(42, ".log.swap")``; None for other files."""
+    stem, dot, suffix = name.partition(".")
+    if len(stem) != 20 or not stem.isdigit() or not dot:
+        return None
+    return int(stem), "." + suffix
+
+
+class BatchInfo(NamedTuple):
+    """A batch's place and header, read without decoding its records.
+
+    For a legacy (magic 0/1) entry ``base_offset`` is its offset field, which is its *last*
+    offset (a compressed wrapper carries the offset of its last inner message); its v2-only
+    fields are 0 / -1.
+    """
+
+    position: int
+    size: int
+    magic: int
+    base_offset: int
+    last_offset: int
+    attributes: int
+    max_timestamp: int
+    producer_id: int
+
+    @property
+    def is_transactional(self) -> bool:
+        return self.magic >= 2 and bool(self.attributes & TRANSACTIONAL_BIT)
+
+    @property
+    def is_control(self) -> bool:
+        return self.magic >= 2 and bool(self.attributes & CONTROL_BIT)
+
+    @property
+    def has_delete_horizon(self) -> bool:
+        return self.magic >= 2 and bool(self.attributes & DELETE_HORIZON_BIT)
+
+
+def walk_batches(data: bytes, start: int = 0, *, base_position: int = 0) -> Iterator[BatchInfo]:
+    """The whole batches of ``data`` from ``start``, by their headers alone (no CRC check: for
+    data already validated). Stops before a batch that does not fit. Positions are
+    ``base_position`` plus the position in ``data``."""
+    position = start
+    end = len(data)
+    while position + V2_HEADER_SIZE <= end or position + 17 <= end:
+        offset, length, _, magic = _PREFIX.unpack_from(data, position)
+        size = LOG_OVERHEAD + length
+        if length < 14 or position + size > end:
+            return
+        if magic >= 2 and size >= V2_HEADER_SIZE:
+            fields = _V2_HEADER.unpack_from(data, position)
+            yield BatchInfo(
+                base_position + position, size, magic, offset, offset + fields[6], fields[5],
+                fields[8], fields[9],
+            )
+        else:
+            yield BatchInfo(base_position + position, size, magic, offset, offset, 0, -1, -1)
+        position += size
+
+
+def batch_size_at(data: bytes, position: int) -> int | None:
+    """The size a batch starting at ``position`` announces, if its prefix is there."""
+    if position + LOG_OVERHEAD > len(data):
+        return None
+    return LOG_OVERHEAD + int(_LENGTH.unpack_from(data, position + 8)[0])
+
+
+class LogSegment:
+    """One ``.log`` file and its ``.index``. Not thread-safe: the partition log serializes
+    appends (writer thread) and replacement (cleaner, under the partition's lock)."""
+
+    def __init__(
+        self,
+        directory: Path,
+        base_offset: int,
+        fd: int,
+        size: int,
+        next_offset: int,
+        index: OffsetIndex,
+        index_interval_bytes: int,
+    ) -> None:
+        self.directory = directory
+        self.base_offset = base_offset
+        self.fd = fd
+        self.size = size
+        self.next_offset = next_offset
+        """The offset after this segment's last batch (its base offset while empty)."""
+        self.index = index
+        self.index_interval_bytes = index_interval_bytes
+        self._bytes_since_index_entry = 0
+
+    def __repr__(self) -> str:
+        return f"LogSegment({self.path.name}, size={self.size}, next_offset={self.next_offset})"
+
+    @property
+    def path(self) -> Path:
+        return self.directory / segment_name(self.base_offset)
+
+    @property
+    def index_path(self) -> Path:
+        return self.directory / segment_name(self.base_offset, INDEX_SUFFIX)
+
+    # --- opening -----------------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, directory: Path, base_offset: int, index_interval_bytes: int) -> LogSegment:
+        """A new, empty segment (an empty file of the same name is reused)."""
+        path = directory / segment_name(base_offset)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        if os.fstat(fd).st_size:
+            os.close(fd)
+            raise FileExistsError(f"segment {path} already exists and is not empty")
+        index_path = directory / segment_name(base_offset, INDEX_SUFFIX)
+        index = OffsetIndex(index_path, base_offset)
+        index.write()
+        return cls(directory, base_offset, fd, 0, base_offset, index, index_interval_bytes)
+
+    @classmethod
+    def load(
+        cls, directory: Path, base_offset: int, index_interval_bytes: int, *, recover: bool
+    ) -> tuple[LogSegment, int]:
+        """Open an existing segment; returns it and how many bytes recovery truncated.
+
+        With ``recover`` (the segment may hold unflushed data) every batch is checked by its
+        CRC, a torn or corrupt tail is truncated at the last valid batch and the index is
+        rebuilt. Without it the index is checked against the log (rebuilt if it does not
+        match) and only the bytes after its last entry are read; a segment that turns out not
+        to end on a whole batch is recovered after all.
+        """
+        path = directory / segment_name(base_offset)
+        fd = os.open(path, os.O_RDWR)
+        try:
+            size = os.fstat(fd).st_size
+            index_path = directory / segment_name(base_offset, INDEX_SUFFIX)
+            segment = cls(
+                directory, base_offset, fd, size, base_offset, OffsetIndex(index_path, base_offset),
+                index_interval_bytes,
+            )
+            if not recover and segment._load_trusted():
+                return segment, 0
+            return segment, segment._recover()
+        except BaseException:
+            os.close(fd)
+            raise
+
+    def _load_trusted(self) -> bool:
+        index = OffsetIndex.read(self.index_path, self.base_offset)
+        if not self._index_matches(index):
+            logger.info("rebuilding index %s: missing or does not match the log", self.index_path)
+            return False
+        self.index = index
+        start = index.positions[-1] if len(index) else 0
+        data = os.pread(self.fd, self.size - start, start)
+        end = start
+        for batch in walk_batches(data, base_position=start):
+            if self._bytes_since_index_entry > self.index_interval_bytes:
+                index.append(batch.last_offset, batch.position)
+                self._bytes_since_index_entry = 0
+            self._bytes_since_index_entry += batch.size
+            end = batch.position + batch.size
+            self.next_offset = batch.last_offset + 1
+        if end != self.size:
+            logger.warning("segment %s does not end on a whole batch; recovering it", self.path)
+            return False
+        return True
+
+    def _index_matches(self, index: OffsetIndex) -> bool:
+        if not index.path.exists():
+            return self.size == 0 or self.size <= self.index_interval_bytes
+        previous = (self.base_offset - 1, -1)
+        for offset, position in zip(index.offsets, index.positions):
+            if offset <= previous[0] or position <= previous[1] or position >= self.size:
+                return False
+            if _last_offset_of_header(os.pread(self.fd, V2_HEADER_SIZE, position)) != offset:
+                return False
+            previous = (offset, position)
+        return True
+
+    def _recover(self) -> int:
+        data = os.pread(self.fd, self.size, 0)
+        valid = self._valid_prefix(data)
+        truncated = self.size - valid
+        if truncated:
+            logger.warning(
+                "torn or corrupt tail in %s: %d bytes after position %d do not form a valid "
+                "batch (CRC or framing); truncating to the last valid batch",
+                self.path, truncated, valid,
+            )
+            os.ftruncate(self.fd, valid)
+            os.fsync(self.fd)
+            self.size = valid
+        self.index.close()
+        self.index.clear()
+        self.next_offset = self.base_offset
+        since_entry = 0
+        for batch in walk_batches(data[:valid] if truncated else data):
+            if since_entry > self.index_interval_bytes:
+                self.index.offsets.append(batch.last_offset)
+                self.index.positions.append(batch.position)
+                since_entry = 0
+            since_entry += batch.size
+            self.next_offset = batch.last_offset + 1
+        self._bytes_since_index_entry = since_entry
+        self.index.write()
+        return truncated
+
+    def _valid_prefix(self, data: bytes) -> int:
+        """Bytes of whole batches that pass their CRC and whose offsets (not covered by the
+        CRC) increase from the segment's base offset within Kafka's 2^31 relative range."""
+        valid = codec.valid_prefix_length(data)
+        previous_last = self.base_offset - 1
+        for batch in walk_batches(data[:valid] if valid < len(data) else data):
+            if not previous_last < batch.base_offset <= batch.last_offset <= self.base_offset + 2**31 - 1:
+                return batch.position
+            previous_last = batch.last_offset
+        return valid
+
+    # --- appending ---------------------------------------------------------------------------
+
+    def append(self, batch: bytes, last_offset: int) -> None:
+        """Write ``batch`` at the end (no fsync), indexing it per log.index.interval.bytes."""
+        position = self.size
+        if self._bytes_since_index_entry > self.index_interval_bytes:
+            self.index.append(last_offset, position)
+            self._bytes_since_index_entry = 0
+        view = memoryview(batch)
+        written = 0
+        while written < len(batch):
+            written += os.pwrite(self.fd, view[written:], position + written)
+        self.size += len(batch)
+        self._bytes_since_index_entry += len(batch)
+        self.next_offset = last_offset + 1
+
+    def flush(self) -> None:
+        os.fsync(self.fd)
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def read(self, position: int, size: int) -> bytes:
+        return os.pread(self.fd, size, position)
+
+    def position_of(self, offset: int) -> int:
+        """Position of the first batch whose last offset is at or after ``offset`` (the
+        segment's size when there is none): the index gives where to start, then a scan."""
+        start = self.index.lookup(offset)
+        position = start
+        while position < self.size:
+            data = os.pread(self.fd, min(1 << 16, self.size - position), position)
+            moved = False
+            for batch in walk_batches(data, base_position=position):
+                if batch.last_offset >= offset:
+                    return batch.position
+                position = batch.position + batch.size
+                moved = True
+            if not moved:
+                size = batch_size_at(data, 0) or self.size
+                if size <= len(data):
+                    break
+                data = os.pread(self.fd, size, position)
+                first = next(walk_batches(data, base_position=position), None)
+                if first is None:
+                    break
+                if first.last_offset >= offset:
+                    return first.position
+                position += first.size
+        return self.size
+
+    # --- closing -----------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self.index.close()
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def delete(self) -> None:
+        """Close and remove the segment's files (log and every index)."""
+        self.close()
+        remove_segment_files(self.directory, self.base_offset)
+
+
+def _last_offset_of_header(header: bytes) -> int | None:
+    if len(header) < 17:
+        return None
+    offset, _length, _, magic = _PREFIX.unpack_from(header, 0)
+    if magic >= 2:
+        if len(header) < V2_HEADER_SIZE:
+            return None
+        return int(offset + _V2_HEADER.unpack_from(header, 0)[6])
+    return int(offset)
+
+
+def remove_segment_files(directory: Path, base_offset: int, suffixes: tuple[str, ...] = ()) -> None:
+    """Delete ``<base>.log`` and its index files (and any extra ``suffixes``)."""
+    for suffix in (LOG_SUFFIX, *INDEX_SUFFIXES, *suffixes):
+        (directory / segment_name(base_offset, suffix)).unlink(missing_ok=True)
+
+
+def fsync_directory(directory: Path) -> None:
+    """Make renames and creations in ``directory`` durable."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,347 @@
+"""Group commit: the appends of one event-loop turn, written and fsynced off the loop.
+
+On the loop thread, :meth:`GroupCommitWriter.append` only queues. At the end of the turn (a
+``call_soon`` callback, so it runs after everything already scheduled in this turn) the turn's
+appends are handed, per partition and in order, to one writer thread. The writer thread
+encodes each partition's appends into batches (consecutive plain appends merged into one batch
+up to ``message.max.bytes``; transactional appends and markers each in their own, since their
+producer fields differ), assigns offsets, writes, then fsyncs what the :class:`FlushPolicy`
+says, and only then hands the results back to the loop with ``call_soon_threadsafe``. While
+it writes and fsyncs, the next turns accumulate: one fsync covers everything queued meanwhile.
+
+Errors, as Kafka's log reports them: an append whose own batch exceeds ``message.max.bytes``
+fails with ``MESSAGE_TOO_LARGE`` (merging never makes another append fail); a write or fsync
+that raises takes the partition offline and fails every append not yet acknowledged with
+``KAFKA_STORAGE_ERROR``; an append to a partition not open fails with
+``NOT_LEADER_OR_FOLLOWER``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from groupcoord import codec
+from groupcoord.config import Config
+from groupcoord.errors import Errors
+from groupcoord.log import Append, AppendCallback, AppendError
+from groupcoord.storage.flush import FlushPolicy
+from groupcoord.storage.partition import PartitionLog
+
+__all__ = ["GroupCommitWriter"]
+
+logger = logging.getLogger("groupcoord.storage")
+
+_BATCH_OVERHEAD = 61
+_RECORD_OVERHEAD = 21  # upper bound of a record's varints and attributes beyond key and value
+
+
+@dataclass
+class _Pending:
+    append: Append
+    callback: AppendCallback
+
+
+@dataclass
+class _Job:
+    """One turn's appends to one partition."""
+
+    log: PartitionLog
+    appends: list[_Pending] = field(default_factory=list)
+
+
+@dataclass
+class _Barrier:
+    """Run ``action`` in the writer thread once everything queued before it is written and
+    flushed, and resolve ``future`` with its result."""
+
+    log: PartitionLog
+    action: Callable[[PartitionLog], Any]
+    future: asyncio.Future[Any]
+
+
+_STOP = object()
+
+_Result = tuple[Callable[[Any], object], Any]
+
+
+def _estimated_size(append: Append) -> int:
+    return sum(len(k) + len(v or b"") + _RECORD_OVERHEAD for k, v in append.records)
+
+
+def _mergeable(append: Append) -> bool:
+    return append.control is None and not append.transactional and append.producer_id == -1
+
+
+class GroupCommitWriter:
+    """The writer thread and the loop-side queue in front of it."""
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        config: Config,
+        *,
+        clock_ms: Callable[[], float] = lambda: time.monotonic() * 1000,
+    ) -> None:
+        self._loop = loop
+        self._policy = FlushPolicy.from_config(config)
+        self._max_batch_bytes = config.message_max_bytes
+        self._compression = codec.COMPRESSIONS[config.offsets_topic_compression_codec]
+        self._clock_ms = clock_ms
+        self._turn: list[tuple[PartitionLog | None, _Pending]] = []
+        self._turn_scheduled = False
+        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._unflushed: set[PartitionLog] = set()
+        self._thread = threading.Thread(target=self._run, name="groupcoord-log-writer", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Write what is queued, then stop the thread (blocking; call :meth:`end_turn` on
+        the loop first to include the current turn)."""
+        self._queue.put(_STOP)
+        self._thread.join()
+
+    # --- loop thread -------------------------------------------------------------------------
+
+    def append(self, log: PartitionLog | None, append: Append, callback: AppendCallback) -> None:
+        """Queue ``append`` for ``log`` (None: the partition is not open here)."""
+        self._turn.append((log, _Pending(append, callback)))
+        if not self._turn_scheduled:
+            self._turn_scheduled = True
+            self._loop.call_soon(self._end_of_turn)
+
+    def _end_of_turn(self) -> None:
+        self._turn_scheduled = False
+        self.end_turn()
+
+    def end_turn(self) -> None:
+        """Hand the appends made so far to the writer thread, partition by partition."""
+        turn, self._turn = self._turn, []
+        jobs: dict[int, _Job] = {}
+        for log, pending in turn:
+            if log is None or not log.writable:
+                error = AppendError(Errors.NOT_LEADER_OR_FOLLOWER, "partition not open here")
+                self._loop.call_soon(_run_callback, pending.callback, error)
+            else:
+                jobs.setdefault(id(log), _Job(log)).appends.append(pending)
+        for job in jobs.values():
+            self._queue.put(job)
+
+    def barrier(self, log: PartitionLog, action: Callable[[PartitionLog], Any]) -> asyncio.Future[Any]:
+        """After every append queued so far for any partition is written and flushed, run
+        ``action(log)`` in the writer thread; the future gets its result."""
+        self.end_turn()
+        future: asyncio.Future[Any] = self._loop.create_future()
+        self._queue.put(_Barrier(log, action, future))
+        return future
+
+    # --- writer thread -----------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            items = self._take()
+            results: list[_Result] = []
+            waiting: dict[PartitionLog, list[int]] = {}
+            stop = False
+            for item in items:
+                if item is _STOP:
+                    stop = True
+                elif isinstance(item, _Job):
+                    self._write(item, results, waiting)
+                elif isinstance(item, _Barrier):
+                    self._flush(results, waiting, force=item.log)
+                    results.append(self._run_barrier(item))
+            self._flush(results, waiting)
+            self._deliver(results)
+            if stop:
+                return
+
+    def _take(self) -> list[object]:
+        timeout = self._next_flush_in()
+        try:
+            items = [self._queue.get(timeout=timeout)]
+        except queue.Empty:
+            return []
+        while True:
+            try:
+                items.append(self._queue.get_nowait())
+            except queue.Empty:
+                return items
+
+    def _next_flush_in(self) -> float | None:
+        now = self._clock_ms()
+        waits = [
+            w
+            for log in self._unflushed
+            if (w := self._policy.ms_until_due(log.unflushed_messages, now - log.last_flush_ms)) is not None
+        ]
+        return min(waits) / 1000 if waits else None
+
+    def _write(self, job: _Job, results: list[_Result], waiting: dict[PartitionLog, list[int]]) -> None:
+        log = job.log
+        units: list[list[_Pending]] = []
+        size = 0
+        for pending in job.appends:
+            estimate = _estimated_size(pending.append)
+            if (
+                units
+                and _mergeable(pending.append)
+                and _mergeable(units[-1][-1].append)
+                and size + estimate + _BATCH_OVERHEAD <= self._max_batch_bytes
+            ):
+                units[-1].append(pending)
+                size += estimate
+            else:
+                units.append([pending])
+                size = estimate
+        for unit in units:
+            if not log.writable:
+                self._fail(unit, results, AppendError(Errors.NOT_LEADER_OR_FOLLOWER, "partition closed"))
+            elif log.failed is not None:
+                self._fail(unit, results, AppendError(Errors.KAFKA_STORAGE_ERROR, str(log.failed)))
+            else:
+                self._write_unit(log, unit, results, waiting)
+
+    def _write_unit(
+        self, log: PartitionLog, unit: list[_Pending], results: list[_Result],
+        waiting: dict[PartitionLog, list[int]],
+    ) -> None:
+        done = 0
+        try:
+            if len(unit) > 1:
+                batch = self._encode(log.next_offset, unit)
+                if len(batch) <= self._max_batch_bytes:
+                    self._append(log, batch, unit, results, waiting)
+                    return
+            for pending in unit:
+                batch = self._encode(log.next_offset, [pending])
+                if len(batch) > self._max_batch_bytes:
+                    results.append((pending.callback, AppendError(
+                        Errors.MESSAGE_TOO_LARGE,
+                        f"batch of {len(batch)} bytes exceeds message.max.bytes {self._max_batch_bytes}",
+                    )))
+                else:
+                    self._append(log, batch, [pending], results, waiting)
+                done += 1
+        except OSError as e:
+            logger.error("writing to %s failed; the partition is offline: %s", log.directory, e)
+            log.failed = e
+            error = AppendError(Errors.KAFKA_STORAGE_ERROR, str(e))
+            for index in waiting.pop(log, []):
+                results[index] = (results[index][0], error)
+            self._unflushed.discard(log)
+            self._fail(unit[done:], results, error)
+        except Exception as e:  # an append the codec refuses: fail it, keep the writer alive
+            logger.exception("encoding an append to %s failed", log.directory)
+            self._fail(unit[done:], results, AppendError(Errors.UNKNOWN_SERVER_ERROR, str(e)))
+
+    def _encode(self, base_offset: int, unit: list[_Pending]) -> bytes:
+        first = unit[0].append
+        if first.control is not None:
+            return codec.write_control_batch(
+                base_offset=base_offset, timestamp=first.timestamp, producer_id=first.producer_id,
+                producer_epoch=first.producer_epoch, commit=first.control == "commit",
+                coordinator_epoch=first.coordinator_epoch,
+            )
+        records: list[tuple[int, int, bytes | None, bytes | None]] = []
+        offset = base_offset
+        for pending in unit:
+            timestamp = pending.append.timestamp
+            for key, value in pending.append.records:
+                records.append((offset, timestamp, key, value))
+                offset += 1
+        return codec.write_records(
+            records, base_offset=base_offset, compression=self._compression,
+            producer_id=first.producer_id, producer_epoch=first.producer_epoch,
+            is_transactional=first.transactional,
+        )
+
+    def _append(
+        self, log: PartitionLog, batch: bytes, unit: list[_Pending], results: list[_Result],
+        waiting: dict[PartitionLog, list[int]],
+    ) -> None:
+        offset = log.next_offset
+        counts = [1 if p.append.control is not None else len(p.append.records) for p in unit]
+        total = sum(counts)
+        log.append(batch, offset + total - 1, total)
+        indexes = waiting.setdefault(log, [])
+        for pending, count in zip(unit, counts):
+            indexes.append(len(results))
+            results.append((pending.callback, offset))
+            offset += count
+        self._unflushed.add(log)
+
+    def _flush(
+        self, results: list[_Result], waiting: dict[PartitionLog, list[int]],
+        force: PartitionLog | None = None,
+    ) -> None:
+        now = self._clock_ms()
+        for log in list(self._unflushed):
+            if log.failed is not None or log.closed or not log.unflushed_messages:
+                self._unflushed.discard(log)
+                continue
+            if log is not force and not self._policy.flush_due(
+                log.unflushed_messages, now - log.last_flush_ms
+            ):
+                continue
+            try:
+                log.flush(now)
+            except OSError as e:
+                logger.error("fsync of %s failed; the partition is offline: %s", log.directory, e)
+                log.failed = e
+                error = AppendError(Errors.KAFKA_STORAGE_ERROR, str(e))
+                for index in waiting.pop(log, []):
+                    results[index] = (results[index][0], error)
+            else:
+                waiting.pop(log, None)
+            self._unflushed.discard(log)
+
+    @staticmethod
+    def _fail(unit: list[_Pending], results: list[_Result], error: AppendError) -> None:
+        results.extend((p.callback, error) for p in unit)
+
+    @staticmethod
+    def _run_barrier(barrier: _Barrier) -> _Result:
+        future = barrier.future
+
+        def resolve(outcome: tuple[bool, Any]) -> None:
+            if future.done():
+                return
+            ok, value = outcome
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+
+        try:
+            return (resolve, (True, barrier.action(barrier.log)))
+        except Exception as e:  # handed to the awaiting coroutine
+            return (resolve, (False, e))
+
+    def _deliver(self, results: list[_Result]) -> None:
+        if not results:
+            return
+        try:
+            self._loop.call_soon_threadsafe(_run_callbacks, results)
+        except RuntimeError:
+            logger.warning("event loop closed: %d append results dropped", len(results))
+
+
+def _run_callback(callback: Callable[[Any], object], result: Any) -> None:
+    try:
+        callback(result)
+    except Exception:
+        logger.exception("append callback raised")
+
+
+def _run_callbacks(results: list[_Result]) -> None:
+    for callback, result in results:
+        _run_callback(callback, result)

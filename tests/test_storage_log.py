@@ -1,0 +1,281 @@
+"""The partition log on real files: Kafka's layout, rolling and the offset index, recovery of
+torn and corrupt tails, interrupted cleanings, and a directory laid out like a real broker's."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from kafka.record.legacy_records import LegacyRecordBatchBuilder
+
+from groupcoord import codec
+from groupcoord.config import Config
+from groupcoord.storage import PartitionLog, read_directory
+from groupcoord.storage.index import OffsetIndex
+from groupcoord.storage.segment import walk_batches
+from offsets_workload import replay
+from test_codec import SEGMENT
+
+SEGMENT_VECTOR = SEGMENT  # offsets-log-format.md §9.6: commit, tombstone, txn commit, COMMIT
+
+
+def config(**overrides: object) -> Config:
+    return Config().with_overrides({"log.cleaner.enable": "false", **overrides})
+
+
+def commit(group: str, partition: int, offset: int, *, record_type: int = 1) -> tuple[bytes, bytes]:
+    key = codec.OffsetCommitKey(group, "topic", partition, record_type)
+    version = 0 if record_type == 0 else 3
+    return codec.encode_key(key), codec.encode_value(codec.OffsetCommitValue(offset, "", 5, version=version))
+
+
+def append_batch(log: PartitionLog, records: list[tuple[bytes, bytes | None]], timestamp: int = 1000) -> bytes:
+    batch = codec.write_batch(records, base_offset=log.next_offset, timestamp=timestamp)
+    log.append(batch, log.next_offset + len(records) - 1, len(records))
+    return batch
+
+
+def all_records(log: PartitionLog) -> list[codec.OffsetsRecord]:
+    return [r for chunk in log.read() for r in chunk]
+
+
+def fill(log: PartitionLog, batches: int, per_batch: int = 3) -> list[bytes]:
+    return [
+        append_batch(log, [commit(f"g{i % 7}", j, i * per_batch + j) for j in range(per_batch)], 1000 + i)
+        for i in range(batches)
+    ]
+
+
+def test_segments_roll_at_segment_bytes_with_kafka_names_and_an_offset_index(tmp_path: Path) -> None:
+    directory = tmp_path / "__consumer_offsets-4"
+    log = PartitionLog.open(directory, config(**{"offsets.topic.segment.bytes": 3000, "log.index.interval.bytes": 300}))
+    fill(log, 120)
+    log.flush()
+    assert log.partition == 4
+    names = sorted(p.name for p in directory.iterdir())
+    logs = [n for n in names if n.endswith(".log")]
+    assert len(logs) == len(log.segments) > 5
+    assert names == sorted(logs + [n.replace(".log", ".index") for n in logs])
+    for segment in log.segments:
+        data = segment.path.read_bytes()
+        batches = list(walk_batches(data))
+        assert segment.path.name == f"{batches[0].base_offset:020d}.log"
+        assert len(data) <= 3000
+        index = OffsetIndex.read(segment.index_path, segment.base_offset)
+        # Kafka's rule: an entry (last offset, position) once more than the interval was written since the last.
+        expected, since = [], 0
+        for b in batches:
+            if since > 300:
+                expected.append((b.last_offset, b.position))
+                since = 0
+            since += b.size
+        assert list(zip(index.offsets, index.positions)) == expected
+        assert expected, "segments this size get index entries"
+    records = all_records(log)
+    assert [r.offset for r in records] == list(range(360))
+    for start in (0, 1, 17, 200, 358, 359, 360):
+        assert [r.offset for chunk in log.read(start) for r in chunk] == list(range(start, 360))
+    log.close()
+
+
+def test_reopening_continues_the_offsets_and_rebuilds_missing_or_wrong_indexes(tmp_path: Path) -> None:
+    directory = tmp_path / "__consumer_offsets-0"
+    cfg = config(**{"offsets.topic.segment.bytes": 4000, "log.index.interval.bytes": 200})
+    log = PartitionLog.open(directory, cfg)
+    fill(log, 60)
+    log.close()
+    indexes = {p.name: p.read_bytes() for p in directory.glob("*.index")}
+    first, second = sorted(directory.glob("*.index"))[:2]
+    first.unlink()
+    second.write_bytes(b"\x00\x00\x00\x05\x00\x00\x00\x07" * 3)
+    log = PartitionLog.open(directory, cfg, recovery_point=180)
+    assert log.next_offset == 180
+    assert {p.name: p.read_bytes() for p in directory.glob("*.index")} == indexes
+    append_batch(log, [commit("g", 0, 1)])
+    assert [r.offset for r in all_records(log)] == list(range(181))
+    log.close()
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip"])
+def test_a_torn_or_corrupt_tail_is_truncated_at_the_last_valid_batch(
+    tmp_path: Path, damage: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    original = tmp_path / "original" / "__consumer_offsets-1"
+    log = PartitionLog.open(original, config())
+    batches = fill(log, 5)
+    log.close()
+    segment = original / "00000000000000000000.log"
+    intact = segment.read_bytes()
+    prefix = sum(len(b) for b in batches[:-1])
+    last = len(batches[-1])
+    # The CRC covers bytes 21 on; the length and magic are checked by framing; the offset
+    # (not covered) only by going backwards or out of range; the leader epoch not at all.
+    if damage == "truncate":
+        positions = list(range(last))
+    else:
+        positions = [0, 1, 2] + list(range(8, 12)) + list(range(16, last))
+    caplog.set_level(logging.WARNING, "groupcoord.storage")
+    for i in positions:
+        directory = tmp_path / f"{damage}-{i}" / "__consumer_offsets-1"
+        shutil.copytree(original, directory)
+        damaged = bytearray(intact)
+        if damage == "truncate":
+            del damaged[prefix + i :]
+        else:
+            damaged[prefix + i] ^= 0x80 if i < 8 else 0x10
+        (directory / segment.name).write_bytes(bytes(damaged))
+        log = PartitionLog.open(directory, config(), recovery_point=None)
+        assert log.next_offset == 12, f"byte {i}"
+        assert [r.offset for r in all_records(log)] == list(range(12))
+        assert (directory / segment.name).read_bytes() == intact[:prefix]
+        append_batch(log, [commit("g", 0, 99)])
+        assert [r.offset for r in all_records(log)] == list(range(13))
+        log.close()
+        shutil.rmtree(directory.parent)
+    assert "truncating to the last valid batch" in caplog.text
+
+
+def test_segments_after_a_corrupt_one_are_dropped(tmp_path: Path) -> None:
+    directory = tmp_path / "__consumer_offsets-2"
+    log = PartitionLog.open(directory, config(**{"offsets.topic.segment.bytes": 600}))
+    fill(log, 20)
+    log.close()
+    segments = sorted(directory.glob("*.log"))
+    assert len(segments) > 3
+    damaged = bytearray(segments[1].read_bytes())
+    damaged[-5] ^= 0xFF
+    segments[1].write_bytes(bytes(damaged))
+    log = PartitionLog.open(directory, config(**{"offsets.topic.segment.bytes": 600}), recovery_point=None)
+    assert sorted(directory.glob("*.log")) == segments[:2]
+    last_batch_base = list(walk_batches(bytes(damaged)))[-1].base_offset
+    assert log.next_offset == last_batch_base
+    assert [r.offset for r in all_records(log)] == list(range(last_batch_base))
+    log.close()
+
+
+def test_segments_below_the_recovery_point_are_trusted(tmp_path: Path) -> None:
+    """Kafka recovers only what may be unflushed: damage in a flushed segment is not
+    "recovered" away (it would drop every later segment); reading reports it instead."""
+    directory = tmp_path / "__consumer_offsets-3"
+    cfg = config(**{"offsets.topic.segment.bytes": 600})
+    log = PartitionLog.open(directory, cfg)
+    fill(log, 20)
+    end = log.next_offset
+    log.close()
+    segments = sorted(directory.glob("*.log"))
+    damaged = bytearray(segments[0].read_bytes())
+    damaged[70] ^= 0xFF
+    segments[0].write_bytes(bytes(damaged))
+    log = PartitionLog.open(directory, cfg, recovery_point=end)
+    assert sorted(directory.glob("*.log")) == segments and log.next_offset == end
+    with pytest.raises(Exception, match="corrupt batch at byte 0"):
+        all_records(log)
+    log.close()
+
+
+def legacy_message_set(magic: int, base: int, records: list[tuple[bytes, bytes]], compression: int = 0) -> bytes:
+    """Legacy messages as a broker of that era stored them (kafka-python's builder, checked
+    against the vectors of offsets-log-format.md §9.2 below)."""
+    builder = LegacyRecordBatchBuilder(magic, compression, 1 << 20)
+    for i, (key, value) in enumerate(records):
+        builder.append(i if compression else base + i, 1_500_000_000_000 if magic else None, key, value)
+    data = bytearray(builder.build())
+    if compression:  # the wrapper carries the absolute offset of its last inner message
+        data[0:8] = (base + len(records) - 1).to_bytes(8, "big")
+    return bytes(data)
+
+
+def test_legacy_builder_matches_the_reference_vectors() -> None:
+    builder = LegacyRecordBatchBuilder(1, 0, 1 << 20)
+    builder.append(0, 1503648000942, None, b"123")
+    assert bytes(builder.build()).hex() == "000000000000000000000019478628c201000000015e1867abaeffffffff00000003313233"
+    builder = LegacyRecordBatchBuilder(0, 0, 1 << 20)
+    builder.append(0, None, None, b"123")
+    assert bytes(builder.build()).hex() == "000000000000000000000011feb01dbf0000ffffffff00000003313233"
+
+
+def broker_directory(root: Path) -> tuple[Path, list[tuple[int, object, object]]]:
+    """A partition directory as a real broker leaves it: the §9.6 vector segment (commit,
+    tombstone, transactional commit, COMMIT marker), a segment of legacy magic 0 and magic 1
+    (gzip wrapper) messages with type-0 keys, a segment of v2 batches; preallocated zero-filled
+    indexes, time and transaction indexes, producer snapshot, leader-epoch checkpoint,
+    partition metadata, and the leftovers of a cleaning."""
+    directory = root / "__consumer_offsets-31"
+    directory.mkdir(parents=True)
+    (directory / "00000000000000000000.log").write_bytes(SEGMENT_VECTOR)
+    legacy = legacy_message_set(0, 4, [commit("old", 0, 10, record_type=0), commit("old", 1, 11, record_type=0)])
+    legacy += legacy_message_set(1, 6, [commit("old", 0, 12), commit("old", 2, 13), commit("old", 3, 14)], 1)
+    (directory / "00000000000000000004.log").write_bytes(legacy)
+    modern = codec.write_batch([commit("new", 0, 20), commit("old", 1, 21)], base_offset=9, timestamp=7)
+    modern += codec.write_batch([(commit("old", 2, 0)[0], None)], base_offset=11, timestamp=8)
+    (directory / "00000000000000000009.log").write_bytes(modern)
+    for base in (0, 4, 9):
+        (directory / f"{base:020d}.index").write_bytes(b"\0" * 4096)
+        (directory / f"{base:020d}.timeindex").write_bytes(b"\0" * 4096)
+        (directory / f"{base:020d}.txnindex").write_bytes(b"")
+    (directory / "00000000000000000012.snapshot").write_bytes(b"\x00\x01" + b"\0" * 8)
+    (directory / "leader-epoch-checkpoint").write_text("0\n1\n0 0\n")
+    (directory / "partition.metadata").write_text("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA\n")
+    (directory / "00000000000000000004.log.cleaned").write_bytes(b"partial")
+    (directory / "00000000000000000002.log.deleted").write_bytes(b"old")
+    expected = [
+        (0, ("offset", "kafkesc-devcluster-group-id", "t01", 0), 106), (1, None, None), (2, None, 200), (3, None, None),
+        (4, ("offset", "old", "topic", 0), 10), (5, ("offset", "old", "topic", 1), 11),
+        (6, ("offset", "old", "topic", 0), 12), (7, ("offset", "old", "topic", 2), 13), (8, ("offset", "old", "topic", 3), 14),
+        (9, ("offset", "new", "topic", 0), 20), (10, ("offset", "old", "topic", 1), 21), (11, None, None),
+    ]
+    return directory, expected
+
+
+def check_broker_records(records: list[codec.OffsetsRecord]) -> None:
+    assert [r.offset for r in records] == list(range(12))
+    assert records[4].key == codec.OffsetCommitKey("old", "topic", 0, 0)
+    assert records[3].control == "commit"
+    assert {r.partition for r in records} == {31}
+    state = replay(records)
+    assert {k: v.offset for k, v in state.items()} == {
+        ("offset", "kafkesc-devcluster-group-id", "t01", 0): 200,
+        ("offset", "old", "topic", 0): 12, ("offset", "old", "topic", 1): 21,
+        ("offset", "old", "topic", 3): 14, ("offset", "new", "topic", 0): 20,
+    }
+
+
+def test_a_broker_directory_is_read_as_is(tmp_path: Path) -> None:
+    directory, _ = broker_directory(tmp_path)
+    before = {p.name: p.read_bytes() for p in directory.iterdir()}
+    check_broker_records([r for chunk in read_directory(directory) for r in chunk])
+    assert {p.name: p.read_bytes() for p in directory.iterdir()} == before, "reading changes nothing"
+
+    log = PartitionLog.open(directory, config(), recovery_point=None)
+    check_broker_records(all_records(log))
+    left = {p.name for p in directory.iterdir()}
+    assert "00000000000000000004.log.cleaned" not in left and "00000000000000000002.log.deleted" not in left
+    for kept in ("leader-epoch-checkpoint", "partition.metadata", "00000000000000000012.snapshot",
+                 "00000000000000000004.timeindex", "00000000000000000009.txnindex"):
+        assert (directory / kept).read_bytes() == before[kept]
+    assert log.next_offset == 12
+    append_batch(log, [commit("new", 0, 30)])
+    assert replay(all_records(log))[("offset", "new", "topic", 0)].offset == 30
+    log.close()
+
+
+def test_reading_a_crashed_directory_stops_at_its_torn_tail(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    directory, _ = broker_directory(tmp_path)
+    last = directory / "00000000000000000009.log"
+    last.write_bytes(last.read_bytes()[:-7])
+    caplog.set_level(logging.WARNING, "groupcoord.storage")
+    records = [r for chunk in read_directory(directory) for r in chunk]
+    assert [r.offset for r in records] == list(range(11))
+    assert "reading stops there" in caplog.text
+    assert [list(read_directory(tmp_path / "missing"))] == [[]]
+
+
+def test_appended_batches_are_what_the_codec_wrote(tmp_path: Path) -> None:
+    log = PartitionLog.open(tmp_path / "__consumer_offsets-0", config())
+    batches = fill(log, 10)
+    log.close()
+    assert (tmp_path / "__consumer_offsets-0" / "00000000000000000000.log").read_bytes() == b"".join(batches)
+    assert os.path.getsize(tmp_path / "__consumer_offsets-0" / "00000000000000000000.index") == 0

@@ -1,0 +1,247 @@
+"""The log manager over a data directory: opening and closing partitions at run time, group
+commit, the flush policy, disk failures, restart."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from groupcoord import codec
+from groupcoord.config import Config
+from groupcoord.errors import Errors
+from groupcoord.log import Append, AppendError
+from groupcoord.storage import LogManager
+from groupcoord.storage.checkpoint import RECOVERY_POINT_FILE
+
+
+def commit(group: str, partition: int, offset: int, metadata: str = "") -> tuple[bytes, bytes]:
+    return (
+        codec.encode_key(codec.OffsetCommitKey(group, "t", partition)),
+        codec.encode_value(codec.OffsetCommitValue(offset, metadata, 7)),
+    )
+
+
+def config(**overrides: object) -> Config:
+    return Config().with_overrides({"log.cleaner.enable": "false", **overrides})
+
+
+async def wait_for(condition: Callable[[], bool], what: str) -> None:
+    for _ in range(1000):
+        if condition():
+            return
+        await asyncio.sleep(0.005)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def run(body: Callable[[], Awaitable[None]]) -> None:
+    asyncio.run(body())
+
+
+async def commit_many(manager: LogManager, partition: int, count: int, keys: int, pause_every: int) -> list[Any]:
+    """Append ``count`` commits over ``keys`` keys, letting the loop turn every
+    ``pause_every``; returns the results once all are in."""
+    done: list[Any] = []
+    for i in range(count):
+        manager.append(partition, Append([commit("g", i % keys, i)], i), done.append)
+        if i % pause_every == 0:
+            await asyncio.sleep(0.001)
+    await wait_for(lambda: len(done) == count, "every append")
+    return done
+
+
+def test_appends_to_a_partition_not_open_fail_and_close_completes_earlier_ones(tmp_path: Path) -> None:
+    async def body() -> None:
+        manager = LogManager(tmp_path, config())
+        await manager.start()
+        results: dict[str, Any] = {}
+        manager.append(3, Append([commit("g", 0, 1)], 1), lambda r: results.__setitem__("unopened", r))
+        await manager.open_partition(3)
+        await manager.open_partition(3)
+        assert manager.open_partitions() == [3]
+        for i in range(5):
+            manager.append(3, Append([commit("g", 0, i)], 1), lambda r, i=i: results.__setitem__(i, r))
+        await manager.close_partition(3)
+        assert [results[i] for i in range(5)] == [0, 1, 2, 3, 4], "appends made before close complete"
+        manager.append(3, Append([commit("g", 0, 9)], 1), lambda r: results.__setitem__("closed", r))
+        await wait_for(lambda: "closed" in results, "the callback")
+        for name in ("unopened", "closed"):
+            assert isinstance(results[name], AppendError)
+            assert results[name].error == Errors.NOT_LEADER_OR_FOLLOWER
+        assert not manager.is_open(3)
+        assert [r.offset for chunk in manager.read(3) for r in chunk] == [0, 1, 2, 3, 4], "read from the directory"
+        await manager.open_partition(3)
+        manager.append(3, Append([commit("g", 0, 5)], 1), lambda r: results.__setitem__("reopened", r))
+        await wait_for(lambda: "reopened" in results, "the callback")
+        assert results["reopened"] == 5
+        await manager.close()
+        assert (tmp_path / RECOVERY_POINT_FILE).read_text() == "0\n1\n__consumer_offsets 3 6\n"
+
+    run(body)
+
+
+def test_one_turn_of_appends_is_one_batch_per_partition(tmp_path: Path) -> None:
+    async def body() -> None:
+        manager = LogManager(tmp_path, config(**{"message.max.bytes": "4000"}))
+        await manager.start()
+        for p in (0, 1):
+            await manager.open_partition(p)
+        done: list[int | AppendError] = []
+        for i in range(10):
+            manager.append(0, Append([commit("g", i, i)], 100 + i), done.append)
+            manager.append(1, Append([commit("g", i, i), commit("g", i + 1, i)], 200), done.append)
+        manager.append(0, Append([commit("g", 0, 0)], 300, producer_id=5, producer_epoch=1, transactional=True), done.append)
+        manager.append(0, Append([], 301, producer_id=5, producer_epoch=1, control="commit"), done.append)
+        manager.append(0, Append([commit("g", 0, 1)], 302), done.append)
+        await wait_for(lambda: len(done) == 23, "every append")
+        batches0 = codec.read_segment(manager.partition_log(0).active.path)
+        assert [(b.base_offset, b.last_offset, b.is_transactional, b.is_control) for b in batches0] == [
+            (0, 9, False, False), (10, 10, True, False), (11, 11, True, True), (12, 12, False, False)
+        ]
+        assert [r.timestamp for r in batches0[0].records] == list(range(100, 110)), "each append keeps its timestamp"
+        assert [len(b.records) for b in codec.read_segment(manager.partition_log(1).active.path)] == [20]
+        # Appends that together exceed message.max.bytes go out in several batches.
+        done.clear()
+        for i in range(40):
+            manager.append(1, Append([commit("g", i, i, "m" * 200)], 1), done.append)
+        await wait_for(lambda: len(done) == 40, "every append")
+        assert done == list(range(20, 60))
+        batches1 = codec.read_segment(manager.partition_log(1).active.path)
+        assert len(batches1) > 2 and all(b.size <= 4000 for b in batches1)
+        await manager.close()
+
+    run(body)
+
+
+def test_a_failing_disk_takes_the_partition_offline_with_kafka_storage_error(tmp_path: Path) -> None:
+    async def body() -> None:
+        manager = LogManager(tmp_path, config())
+        await manager.start()
+        await manager.open_partition(0)
+        await manager.open_partition(1)
+        done: dict[str, Any] = {}
+        manager.append(0, Append([commit("g", 0, 1)], 1), lambda r: done.__setitem__("before", r))
+        await wait_for(lambda: "before" in done, "the first append")
+        segment = manager.partition_log(0).active
+        full = os.open("/dev/full", os.O_WRONLY)
+        os.dup2(full, segment.fd)  # the segment's descriptor now gets ENOSPC on every write
+        os.close(full)
+        manager.append(0, Append([commit("g", 0, 2)], 1), lambda r: done.__setitem__("failed", r))
+        manager.append(1, Append([commit("g", 0, 2)], 1), lambda r: done.__setitem__("other", r))
+        await wait_for(lambda: "failed" in done and "other" in done, "the appends")
+        assert isinstance(done["failed"], AppendError) and done["failed"].error == Errors.KAFKA_STORAGE_ERROR
+        assert done["other"] == 0, "other partitions go on"
+        manager.append(0, Append([commit("g", 0, 3)], 1), lambda r: done.__setitem__("after", r))
+        await wait_for(lambda: "after" in done, "the append")
+        assert isinstance(done["after"], AppendError) and done["after"].error == Errors.KAFKA_STORAGE_ERROR
+        await manager.close()
+        reopened = LogManager(tmp_path, config())
+        await reopened.start()
+        await reopened.open_partition(0)
+        assert [r.offset for chunk in reopened.read(0) for r in chunk] == [0]
+        await reopened.close()
+
+    run(body)
+
+
+@pytest.mark.parametrize("messages", [1, 1000])
+def test_the_flush_policy_decides_when_callbacks_wait_for_fsync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, messages: int
+) -> None:
+    events: list[str] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        real_fsync(fd)
+        events.append("fsync")
+
+    monkeypatch.setattr(os, "fsync", fsync)
+
+    async def body() -> None:
+        manager = LogManager(tmp_path, config(**{"log.flush.interval.messages": str(messages)}))
+        await manager.start()
+        await manager.open_partition(0)
+        events.clear()
+        for round_ in range(3):
+            for i in range(5):
+                manager.append(0, Append([commit("g", i, i)], 1), lambda r: events.append("ack"))
+            await wait_for(lambda: events.count("ack") == 5 * (round_ + 1), "the acks")
+        if messages == 1:
+            assert events == (["fsync"] + ["ack"] * 5) * 3, "one fsync per turn, before its callbacks"
+        else:
+            assert events == ["ack"] * 15, "acknowledged once written, fsync left to the policy"
+        await manager.close()
+        assert events[-1] == "fsync", "closing a partition flushes it"
+
+    run(body)
+
+
+def test_the_time_rule_flushes_unflushed_records(tmp_path: Path) -> None:
+    async def body() -> None:
+        manager = LogManager(
+            tmp_path, config(**{"log.flush.interval.messages": "1000000", "log.flush.interval.ms": "50"})
+        )
+        await manager.start()
+        await manager.open_partition(0)
+        log = manager.partition_log(0)
+        done: list[Any] = []
+        manager.append(0, Append([commit("g", 0, 1)], 1), done.append)
+        await wait_for(lambda: done == [0], "the ack")
+        assert log.unflushed_messages == 1
+        await wait_for(lambda: log.unflushed_messages == 0, "the timed flush")
+        assert log.recovery_point == 1
+        await manager.close()
+
+    run(body)
+
+
+def test_restart_gives_back_the_same_records(tmp_path: Path) -> None:
+    async def body() -> list[codec.OffsetsRecord]:
+        manager = LogManager(tmp_path, config(**{"offsets.topic.segment.bytes": "2000"}))
+        await manager.start()
+        await manager.open_partition(9)
+        await commit_many(manager, 9, 300, keys=13, pause_every=17)
+        records = [r for chunk in manager.read(9) for r in chunk]
+        await manager.close()
+        return records
+
+    async def reopen() -> list[codec.OffsetsRecord]:
+        manager = LogManager(tmp_path, config())
+        await manager.start()
+        await manager.open_partition(9)
+        assert manager.partition_log(9).next_offset == 300
+        records = [r for chunk in manager.read(9) for r in chunk]
+        await manager.close()
+        return records
+
+    before = asyncio.run(body())
+    assert len(list((tmp_path / "__consumer_offsets-9").glob("*.log"))) > 3
+    after = asyncio.run(reopen())
+    assert [(r.offset, r.key, r.value, r.timestamp) for r in after] == [
+        (r.offset, r.key, r.value, r.timestamp) for r in before
+    ]
+
+
+def test_the_background_cleaner_compacts_while_appends_go_on(tmp_path: Path) -> None:
+    async def body() -> None:
+        manager = LogManager(tmp_path, Config().with_overrides({
+            "offsets.topic.segment.bytes": "4000", "log.cleaner.backoff.ms": "10",
+            "log.cleaner.min.cleanable.ratio": "0.3",
+        }))
+        await manager.start()
+        await manager.open_partition(2)
+        done = await commit_many(manager, 2, 2000, keys=10, pause_every=50)
+        assert done == list(range(2000))
+        assert manager.cleaner is not None
+        await wait_for(lambda: manager.cleaner is not None and manager.cleaner.passes > 0, "a cleaning")
+        records = [r for chunk in manager.read(2) for r in chunk]
+        assert len(records) < 1000
+        latest = {r.key: r.value for r in records}
+        assert {k.partition: v.offset for k, v in latest.items() if v is not None} == {p: 1990 + p for p in range(10)}
+        await manager.close()
+
+    run(body)
