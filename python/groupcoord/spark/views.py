@@ -47,7 +47,7 @@ def compacted(history: DataFrame, corrupt_column: str = "_corrupt_record") -> Da
         compactor = Compactor()
         compactor.add(rows.sort_by([("offset", "ascending")]))
         live = compactor.result()
-        live = rows.schema.empty_table() if live is None else live.cast(rows.schema)
+        live = rows.schema.empty_table() if live is None else live
         return pa.concat_tables([live, bad]) if has_corrupt else live
 
     return history.mapInArrow(reduce_split, schema).groupBy("partition").applyInArrow(finish, schema)
