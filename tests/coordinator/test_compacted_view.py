@@ -5,6 +5,7 @@ transactions."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -82,23 +83,41 @@ def offset_of(row: dict[str, Any]) -> OffsetAndMetadata:
     )
 
 
+def assert_compacted_is_loaded(rows: list[dict[str, Any]], loaded: dict[str, Any]) -> tuple[Any, Any]:
+    """The compacted rows hold exactly the loaded offsets (with their records' log offsets)
+    and groups (generation, protocol, leader, members). Returns (offsets, groups) as read."""
+    offsets: dict[str, dict[TopicPartition, tuple[OffsetAndMetadata, int]]] = {}
+    groups: dict[str, Any] = {}
+    for row in rows:
+        if row["record_type"] in (0, 1):
+            tp = TopicPartition(row["topic"], row["key_partition"])
+            offsets.setdefault(row["group"], {})[tp] = (offset_of(row), row["offset"])
+        elif row["record_type"] == 2:
+            members = sorted((m["member_id"], m["group_instance_id"], m["client_id"], m["client_host"],
+                              m["rebalance_timeout"], m["session_timeout"], m["subscription"], m["assignment"])
+                             for m in row["members"])
+            groups[row["group"]] = (row["protocol_type"] or None, row["generation"], row["protocol"],
+                                    row["leader"], members)
+    assert offsets == {g: {tp: (c.offset, c.record_offset) for tp, c in committed.items()}
+                       for g, committed in loaded["offsets"].items()}
+    assert groups == {g: (protocol_type, generation, protocol, leader, members)
+                      for g, (_, protocol_type, generation, protocol, leader, members, _) in loaded["groups"].items()}
+    return offsets, groups
+
+
+def compacted_rows(spark: Any, path: Path, split_bytes: int = 512) -> list[dict[str, Any]]:
+    return [r.asDict(recursive=True) for r in spark.read.format("consumer_offsets").option("view", "compacted")
+            .option("maxSplitBytes", split_bytes).load(str(path)).collect()]
+
+
 def test_compacted_view_equals_what_the_coordinator_loads(ctx: Context, spark: Any, tmp_path: Path) -> None:
     write_history(ctx)
     for partition in ctx.log.partitions():
         directory = tmp_path / f"__consumer_offsets-{partition}"
         directory.mkdir()
         (directory / f"{0:020d}.log").write_bytes(ctx.log.segment_bytes(partition))
-    rows = [r.asDict(recursive=True) for r in spark.read.format("consumer_offsets")
-            .option("view", "compacted").option("maxSplitBytes", 512).load(str(tmp_path)).collect()]
     loaded = durable_view(ctx.replayed())
-
-    offsets: dict[str, dict[TopicPartition, tuple[OffsetAndMetadata, int]]] = {}
-    for row in rows:
-        if row["record_type"] in (0, 1):
-            tp = TopicPartition(row["topic"], row["key_partition"])
-            offsets.setdefault(row["group"], {})[tp] = (offset_of(row), row["offset"])
-    assert offsets == {g: {tp: (c.offset, c.record_offset) for tp, c in committed.items()}
-                       for g, committed in loaded["offsets"].items()}
+    offsets, groups = assert_compacted_is_loaded(compacted_rows(spark, tmp_path), loaded)
     assert offsets[GROUP_ID][TopicPartition("orders", 0)][0].committed_offset == 99
     assert offsets[GROUP_ID][TopicPartition("orders", 1)][0].committed_offset == 500
     assert sorted(tp.partition for tp in offsets[GROUP_ID] if tp.topic == "orders") == [0, 1, 2, 3]
@@ -106,16 +125,26 @@ def test_compacted_view_equals_what_the_coordinator_loads(ctx: Context, spark: A
     assert offsets[GROUP_ID][TopicPartition("orders", 3)][0].committed_offset == 13, "nor the open 7"
     assert TopicPartition("unsubscribed", 0) not in offsets[GROUP_ID]
     assert loaded["pending_transactional"], "the open transaction is pending in the coordinator"
-
-    groups = {}
-    for row in rows:
-        if row["record_type"] == 2:
-            members = sorted((m["member_id"], m["group_instance_id"], m["client_id"], m["client_host"],
-                              m["rebalance_timeout"], m["session_timeout"], m["subscription"], m["assignment"])
-                             for m in row["members"])
-            groups[row["group"]] = (row["protocol_type"] or None, row["generation"], row["protocol"],
-                                    row["leader"], members)
-    assert groups == {g: (protocol_type, generation, protocol, leader, members)
-                      for g, (_, protocol_type, generation, protocol, leader, members, _) in loaded["groups"].items()}
     assert groups[GROUP_ID][1] == 2 and len(groups[GROUP_ID][4]) == 2
     assert owned_group(ctx, "deleted") not in groups and owned_group(ctx, "deleted") not in offsets
+
+
+def test_compacted_view_of_the_durable_log_equals_what_a_restart_loads(spark: Any, tmp_path: Path) -> None:
+    """The coordinator on the durable log (real segments with their indexes): what it loads
+    after a restart is the compacted view of its directory."""
+    from test_durable import _close, _open, _populate
+
+    async def run() -> dict[str, Any]:
+        log, runtime = await _open(tmp_path)
+        await _populate(runtime)
+        await _close(log, runtime)
+        log, runtime = await _open(tmp_path)
+        loaded = durable_view(runtime.coordinator)
+        await _close(log, runtime)
+        return loaded
+
+    loaded = asyncio.run(run())
+    assert list(tmp_path.glob("__consumer_offsets-*/*.index"))
+    offsets, groups = assert_compacted_is_loaded(compacted_rows(spark, tmp_path, 1 << 20), loaded)
+    assert {"orders-app", "simple", "txn-app"} <= set(offsets) and "gone" not in offsets
+    assert groups["orders-app"][1] == 1
