@@ -134,6 +134,8 @@ def test_modes_for_a_corrupt_batch(spark: Any, tmp_path: Path) -> None:
     assert [r["_corrupt_record"]["position"] for r in compacted if r["_corrupt_record"]] == [bad.position]
     history = spark.read.format("consumer_offsets").load(str(path))
     assert collect(groupcoord.spark.compacted(history)) == compacted
+    renamed = spark.read.format("consumer_offsets").option("columnNameOfCorruptRecord", "bad").load(str(path))
+    assert renamed.columns[-1] == "bad" and renamed.where("bad IS NOT NULL").count() == 1
     with pytest.raises(PySparkException, match=f"{path} at byte {bad.position}"):
         reader.option("mode", "FAILFAST").option("view", "history").load(str(path)).collect()
 
