@@ -135,6 +135,30 @@ def decode_value(key: dict[str, Any], data: bytes | None) -> dict[str, Any] | No
     return {"record_type": record_type, "version": version, "data": data[2:]}
 
 
+def _topic_partitions(r: _Reader) -> list[tuple[str | None, list[int]]]:
+    return [(r.string(False), [r.i32() for _ in range(r.array_len(False))])
+            for _ in range(r.array_len(False))]
+
+
+def decode_subscription(data: bytes) -> dict[str, Any]:
+    """The consumer protocol's subscription (versions 0 to 3) inside a member's metadata."""
+    r = _Reader(data)
+    version = r.i16()
+    out: dict[str, Any] = {"version": version, "topics": [r.string(False) for _ in range(r.array_len(False))]}
+    out["user_data"] = r.bytes_(False)
+    out["owned_partitions"] = _topic_partitions(r) if version >= 1 else []
+    out["generation_id"] = r.i32() if version >= 2 else -1
+    out["rack_id"] = r.string(False) if version >= 3 else None
+    return out
+
+
+def decode_assignment(data: bytes) -> dict[str, Any]:
+    """The consumer protocol's assignment (versions 0 to 3) inside a member's metadata."""
+    r = _Reader(data)
+    version = r.i16()
+    return {"version": version, "assigned_partitions": _topic_partitions(r), "user_data": r.bytes_(False)}
+
+
 def decode_records(data: bytes, partition: int = -1) -> Iterator[dict[str, Any]]:
     """Every record of a log buffer, parsed by kafka-python and decoded here."""
     from kafka.record.memory_records import MemoryRecords  # type: ignore[import-untyped]

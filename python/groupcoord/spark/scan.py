@@ -1,0 +1,175 @@
+"""Reading a split into Arrow record batches through the Rust codec, with Spark's modes for
+bad input (no Spark needed).
+
+The split's batch headers are walked first; whole batches are then decoded in chunks of about
+``chunk_bytes`` straight from a memory map of the segment, so no Python object is made per
+record. A batch the codec rejects (bad CRC, bad compression, a record or key or value that
+does not parse) is a :class:`BadBatch` spanning exactly that batch; a header that makes no
+sense (a length out of range, an unknown magic, a batch running past the end) starts a bad
+region that ends where the next valid magic-2 batch is found, or at the split's end.
+"""
+
+from __future__ import annotations
+
+import mmap
+from bisect import bisect_right
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import pyarrow as pa  # type: ignore[import-untyped]
+
+from groupcoord import codec
+from groupcoord.spark.files import LOG_OVERHEAD, Split, batch_end, walk_batches
+
+__all__ = [
+    "BadBatch",
+    "CORRUPT_RECORD_TYPE",
+    "CorruptSegmentError",
+    "Mode",
+    "bad_batch_rows",
+    "scan",
+    "with_corrupt_column",
+]
+
+Mode = Literal["PERMISSIVE", "DROPMALFORMED", "FAILFAST"]
+CHUNK_BYTES = 2 << 20
+"""Log bytes decoded per Arrow batch: about 5,000 records of a typical log. Measured: 1-2 MiB
+decode 20 % faster than 8 MiB (smaller output buffers are reused by the allocator)."""
+
+CORRUPT_RECORD_TYPE = pa.struct([
+    pa.field("file", pa.string(), False),
+    pa.field("position", pa.int64(), False),
+    pa.field("length", pa.int64(), False),
+    pa.field("reason", pa.string(), False),
+])
+"""The ``_corrupt_record`` column: the segment file, byte position and length of a bad batch
+(or bad region), and what the decoder said about it."""
+
+
+class CorruptSegmentError(ValueError):
+    """A corrupt batch in FAILFAST mode: names the file and byte position."""
+
+    def __init__(self, file: str, position: int, reason: str) -> None:
+        super().__init__(f"corrupt __consumer_offsets batch in {file} at byte {position}: {reason}")
+        self.file = file
+        self.position = position
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class BadBatch:
+    """Bytes ``[position, position + length)`` of ``file`` that did not decode."""
+
+    file: str
+    partition: int
+    position: int
+    length: int
+    reason: str
+    base_offset: int
+
+
+def scan(split: Split, mode: Mode = "PERMISSIVE", chunk_bytes: int = CHUNK_BYTES) -> Iterator[Any]:
+    """The split's records as ``pyarrow.RecordBatch``es of ``codec.arrow_schema()``, with a
+    :class:`BadBatch` for each bad batch or region (skipped with DROPMALFORMED; FAILFAST
+    raises :class:`CorruptSegmentError` at the first)."""
+    if split.end <= split.start:
+        return
+    segment = split.segment
+    with open(segment.path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        view = memoryview(buf)
+        try:
+            pos = split.start
+            while pos < split.end:
+                starts, stop = walk_batches(buf, pos, split.end)
+                starts.append(stop)
+                yield from _decode_batches(view, starts, split, mode, chunk_bytes)
+                if stop >= split.end:
+                    break
+                pos = _resync(buf, stop, split.end)
+                yield from _bad(BadBatch(segment.path, segment.partition, stop, pos - stop,
+                                         _header_problem(buf, stop, split.end), _base_offset(buf, stop)), mode)
+        finally:
+            view.release()
+
+
+def _decode_batches(view: memoryview, starts: list[int], split: Split, mode: Mode,
+                    chunk_bytes: int) -> Iterator[Any]:
+    """Decode the whole batches between consecutive ``starts`` in chunks."""
+    partition = split.segment.partition
+    i = 0
+    while i < len(starts) - 1:
+        j = min(bisect_right(starts, starts[i] + chunk_bytes, i + 1), len(starts) - 1)
+        a, b = starts[i], starts[j]
+        try:
+            yield codec.decode_arrow(view[a:b], partition=partition, position=a)
+            i = j
+            continue
+        except codec.CorruptRecordError as error:
+            position, reason = error.position, error.reason
+        if mode == "FAILFAST":
+            raise CorruptSegmentError(split.segment.path, position if position is not None else a, reason)
+        valid = codec.decode_arrow(view[a:b], partition=partition, position=a, stop_at_corruption=True)
+        if valid.num_rows:
+            yield valid
+        bad = max(i, bisect_right(starts, position if position is not None else a, i, j) - 1)
+        yield from _bad(BadBatch(split.segment.path, partition, starts[bad], starts[bad + 1] - starts[bad],
+                                 reason, _base_offset(view, starts[bad])), mode)
+        i = bad + 1
+
+
+def _bad(bad: BadBatch, mode: Mode) -> Iterator[BadBatch]:
+    if mode == "FAILFAST":
+        raise CorruptSegmentError(bad.file, bad.position, bad.reason)
+    if mode == "PERMISSIVE":
+        yield bad
+
+
+def _base_offset(buf: Any, pos: int) -> int:
+    return int.from_bytes(buf[pos:pos + 8], "big", signed=True) if pos + 8 <= len(buf) else -1
+
+
+def _header_problem(buf: mmap.mmap, pos: int, end: int) -> str:
+    if pos + LOG_OVERHEAD + 5 > end:
+        return f"{end - pos} bytes at the end are not a whole batch header"
+    length = int.from_bytes(buf[pos + 8:pos + 12], "big", signed=True)
+    magic = buf[pos + 16]
+    if magic > 2:
+        return f"unknown magic {magic}"
+    if length < 14:
+        return f"batch length {length} is below the minimum 14"
+    return f"batch of {LOG_OVERHEAD + length} bytes runs past the end ({end - pos} bytes left)"
+
+
+def _resync(buf: mmap.mmap, pos: int, end: int) -> int:
+    """The first position after ``pos`` where a whole, valid magic-2 batch starts, or ``end``."""
+    search = pos + 1 + 16
+    while True:
+        magic_at = buf.find(b"\x02", search, end)
+        if magic_at < 0:
+            return end
+        candidate = magic_at - 16
+        stop = batch_end(buf, candidate, end)
+        if stop > 0 and codec.valid_prefix_length(buf[candidate:stop]) == stop - candidate:
+            return candidate
+        search = magic_at + 1
+
+
+def with_corrupt_column(batch: Any, schema: Any) -> Any:
+    """``batch`` with an all-null ``_corrupt_record`` column, as ``schema``."""
+    return pa.RecordBatch.from_arrays(
+        [*batch.columns, pa.nulls(batch.num_rows, CORRUPT_RECORD_TYPE)], schema=schema
+    )
+
+
+def bad_batch_rows(bad: list[BadBatch], schema: Any) -> Any:
+    """One row per bad batch in ``schema`` (the codec's columns plus ``_corrupt_record``):
+    ``partition``, ``offset`` (the batch's base offset as its header says, or -1) and
+    ``batch_position`` are set, the other codec columns are null or -1/false where they
+    cannot be null; ``_corrupt_record`` says where and why."""
+    rows = [{
+        "partition": b.partition, "offset": b.base_offset, "timestamp": -1, "batch_position": b.position,
+        "producer_id": -1, "producer_epoch": -1, "is_transactional": False, "is_tombstone": False,
+        schema.names[-1]: {"file": b.file, "position": b.position, "length": b.length, "reason": b.reason},
+    } for b in bad]
+    return pa.RecordBatch.from_pylist(rows, schema=schema)

@@ -1,0 +1,148 @@
+"""The ``consumer_offsets`` PySpark data source (needs pyspark 4).
+
+``spark.read.format("consumer_offsets").load(PATH)``: the history view has one input
+partition per split (a segment, or a piece of a big one cut at batch boundaries); the
+compacted view one per ``__consumer_offsets`` partition, whose splits are folded in offset
+order through :class:`groupcoord.compaction.Compactor` so that it is exact however the
+partition's segments are cut. ``read()`` yields Arrow record batches decoded in Rust.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from itertools import groupby
+from typing import Any
+
+import pyarrow as pa  # type: ignore[import-untyped]
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.pandas.types import from_arrow_schema
+from pyspark.sql.types import StructType
+
+from groupcoord import codec
+from groupcoord.compaction import Compactor
+from groupcoord.spark.files import Split, plan
+from groupcoord.spark.scan import (
+    CHUNK_BYTES,
+    CORRUPT_RECORD_TYPE,
+    BadBatch,
+    Mode,
+    bad_batch_rows,
+    scan,
+    with_corrupt_column,
+)
+
+__all__ = ["ConsumerOffsetsDataSource", "Options", "arrow_schema"]
+
+from groupcoord.spark import NAME
+VIEWS = ("history", "compacted")
+MODES: tuple[Mode, ...] = ("PERMISSIVE", "DROPMALFORMED", "FAILFAST")
+DEFAULT_MAX_SPLIT_BYTES = 128 << 20
+
+
+@dataclass(frozen=True)
+class Options:
+    """The source's options, checked: ``path``/``paths``, ``view``, ``mode``,
+    ``maxSplitBytes``, ``columnNameOfCorruptRecord``."""
+
+    paths: tuple[str, ...]
+    view: str = "history"
+    mode: Mode = "PERMISSIVE"
+    max_split_bytes: int = DEFAULT_MAX_SPLIT_BYTES
+    corrupt_column: str = "_corrupt_record"
+
+    @classmethod
+    def parse(cls, options: Any) -> Options:
+        def get(name: str, default: str) -> str:
+            value = options.get(name, options.get(name.lower(), default))
+            return str(value)
+
+        paths: list[str] = []
+        if "paths" in options:
+            paths.extend(json.loads(options["paths"]))
+        if "path" in options:
+            paths.append(options["path"])
+        if not paths:
+            raise ValueError("consumer_offsets: give a path: .load(PATH) or .option('path', PATH)")
+        view = get("view", "history").lower()
+        if view not in VIEWS:
+            raise ValueError(f"consumer_offsets: view must be one of {', '.join(VIEWS)}, not {view!r}")
+        mode = get("mode", "PERMISSIVE").upper()
+        if mode not in MODES:
+            raise ValueError(f"consumer_offsets: mode must be one of {', '.join(MODES)}, not {mode!r}")
+        max_split = get("maxSplitBytes", str(DEFAULT_MAX_SPLIT_BYTES))
+        if not max_split.isdigit() or int(max_split) <= 0:
+            raise ValueError(f"consumer_offsets: maxSplitBytes must be a positive integer, not {max_split!r}")
+        return cls(tuple(paths), view, mode, int(max_split),
+                   get("columnNameOfCorruptRecord", "_corrupt_record"))
+
+
+def arrow_schema(options: Options) -> Any:
+    """The view's Arrow schema: the codec's, plus the corrupt-record column in PERMISSIVE
+    mode."""
+    schema = codec.arrow_schema()
+    if options.mode == "PERMISSIVE":
+        schema = schema.append(pa.field(options.corrupt_column, CORRUPT_RECORD_TYPE, True))
+    return schema
+
+
+class ConsumerOffsetsDataSource(DataSource):
+    """``__consumer_offsets`` log segments as a DataFrame. See the README for options."""
+
+    @classmethod
+    def name(cls) -> str:
+        return NAME
+
+    def schema(self) -> StructType:
+        return from_arrow_schema(arrow_schema(Options.parse(self.options)))
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return ConsumerOffsetsReader(Options.parse(self.options))
+
+
+class ConsumerOffsetsReader(DataSourceReader):
+    def __init__(self, options: Options) -> None:
+        self.options = options
+
+    def partitions(self) -> Sequence[InputPartition]:
+        splits = plan(self.options.paths, self.options.max_split_bytes)
+        if self.options.view == "history":
+            return [InputPartition((split,)) for split in splits]
+        return [InputPartition(tuple(group)) for _, group in groupby(splits, lambda s: s.segment.partition)]
+
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        splits: tuple[Split, ...] = partition.value or ()  # Spark reads one empty partition when there are none
+        schema = arrow_schema(self.options)
+        if self.options.view == "history":
+            return _history(splits, self.options.mode, schema)
+        return _compacted(splits, self.options.mode, schema)
+
+
+def _history(splits: Sequence[Split], mode: Mode, schema: Any) -> Iterator[Any]:
+    permissive = mode == "PERMISSIVE"
+    for split in splits:
+        for item in scan(split, mode, CHUNK_BYTES):
+            if isinstance(item, BadBatch):
+                yield bad_batch_rows([item], schema)
+            elif permissive:
+                yield with_corrupt_column(item, schema)
+            else:
+                yield item
+
+
+def _compacted(splits: Sequence[Split], mode: Mode, schema: Any) -> Iterator[Any]:
+    compactor = Compactor()
+    bad: list[BadBatch] = []
+    for split in splits:
+        for item in scan(split, mode, CHUNK_BYTES):
+            if isinstance(item, BadBatch):
+                bad.append(item)
+            else:
+                compactor.add(item)
+    live = compactor.result()
+    if live is not None:
+        for batch in live.to_batches(max_chunksize=1 << 16):
+            yield with_corrupt_column(batch, schema) if mode == "PERMISSIVE" else batch
+    if bad:
+        yield bad_batch_rows(bad, schema)

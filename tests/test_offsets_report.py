@@ -1,0 +1,84 @@
+"""spark/offsets_report.py run as a user runs it (``python spark/offsets_report.py PATH --out
+DIR``) on a log written with the codec: its tables and plots."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from groupcoord.codec import GroupMetadataKey, GroupMetadataValue, OffsetCommitKey, OffsetCommitValue
+
+from offsets_logs import T0, LogBuilder, consumer_members, encoded, write_log_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+MINUTE = 60_000
+
+
+def report_log(root: Path) -> None:
+    """billing: generation 3, two members; commits every 30 s for 20 minutes on orders-0..2,
+    where orders-1 stops advancing after 5 minutes. audit: one member, four commits. old: a
+    group and its offset, deleted. Partition 1 of the log holds audit (a second log partition)."""
+    log = LogBuilder("gzip")
+    members = consumer_members("billing", 2, 1)
+    log.write([encoded(GroupMetadataKey("billing"), GroupMetadataValue("consumer", 3, "range", members[0].member_id, T0, members)),
+               encoded(GroupMetadataKey("old"), GroupMetadataValue("consumer", 1, "range", None, T0, [])),
+               encoded(OffsetCommitKey("old", "orders", 0), OffsetCommitValue(5, "", T0))])
+    for step in range(41):
+        now = T0 + step * 30_000
+        log.timestamp = now
+        log.write([encoded(OffsetCommitKey("billing", "orders", p),
+                           OffsetCommitValue(1000 * p + (min(step, 10) if p == 1 else step), "", now)) for p in range(3)])
+    log.write([encoded(GroupMetadataKey("old"), None), encoded(OffsetCommitKey("old", "orders", 0), None)])
+    other = LogBuilder("none")
+    other.write([encoded(GroupMetadataKey("audit"),
+                         GroupMetadataValue("consumer", 4, "range", "audit-member-0", T0, consumer_members("audit", 1, 3)))])
+    for step in range(4):
+        other.timestamp = T0 + step * MINUTE
+        other.write([encoded(OffsetCommitKey("audit", "events", 0), OffsetCommitValue(step, "", other.timestamp))])
+    write_log_dir(root, {0: log.batches, 1: other.batches}, segment_bytes=2500)
+
+
+def read_csv(directory: Path) -> list[dict[str, str]]:
+    [part] = directory.glob("part-*.csv")
+    with part.open() as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.mark.timeout(300)
+def test_report_tables_and_plots(tmp_path: Path) -> None:
+    report_log(tmp_path / "logs")
+    out = tmp_path / "report"
+    done = subprocess.run([sys.executable, str(ROOT / "spark" / "offsets_report.py"), str(tmp_path / "logs"),
+                           "--out", str(out)], capture_output=True, text=True, timeout=280)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "2 groups, 1 stalled partitions, 0 bad batches" in done.stdout
+
+    groups = {r["group"]: r for r in pq.read_table(out / "groups.parquet").to_pylist()}
+    assert sorted(groups) == ["audit", "billing"]
+    billing = groups["billing"]
+    assert (billing["protocol_type"], billing["generation"], billing["members"]) == ("consumer", 3, 2)
+    assert billing["member_ids"] == ["billing-member-0", "billing-member-1"]
+    assert billing["assigned_partitions"] == 8  # two members x two topics x partitions m and m + 2
+    assert billing["committed_partitions"] == 3 and billing["commits"] == 123
+    assert billing["commits_per_minute"] == pytest.approx(123 / 20)
+    assert billing["last_commit_time"].timestamp() * 1000 == T0 + 20 * MINUTE
+    assert billing["stalled_partitions"] == ["orders-1"]
+    assert groups["audit"]["stalled_partitions"] == [] and groups["audit"]["commits"] == 4
+
+    [stalled] = pq.read_table(out / "stalled.parquet").to_pylist()
+    assert (stalled["group"], stalled["topic"], stalled["partition"], stalled["committed_offset"]) == ("billing", "orders", 1, 1010)
+    assert stalled["since"].timestamp() * 1000 == T0 + 5 * MINUTE and stalled["stalled_minutes"] == 15.0
+
+    rows = {r["group"]: r for r in read_csv(out / "groups.csv")}
+    assert rows["billing"]["member_ids"] == "billing-member-0;billing-member-1"
+    assert rows["billing"]["stalled_partitions"] == "orders-1" and rows["audit"]["generation"] == "4"
+    assert read_csv(out / "stalled.csv")[0]["topic"] == "orders"
+
+    plots = [out / "commit_activity.png", out / "groups" / "billing.png", out / "groups" / "audit.png"]
+    for plot in plots:
+        assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 10_000

@@ -1,0 +1,190 @@
+"""The ``consumer_offsets`` data source in a real local Spark (local[2]) on logs written with the
+codec: every compression and record type, big segments split across tasks, both views, bad
+batches in each mode, and the "who owned partition P at time T" query."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from pyspark.errors import PySparkException
+from pyspark.sql.pandas.types import from_arrow_schema
+
+import groupcoord.spark
+from groupcoord import codec
+from groupcoord.codec import GroupMetadataKey, GroupMetadataValue, OffsetCommitKey, OffsetCommitValue
+from groupcoord.compaction import compact
+from groupcoord.spark.scan import CORRUPT_RECORD_TYPE
+
+from offsets_logs import T0, LogBuilder, consumer_members, encoded, every_kind, write_log_dir
+from test_compaction import replay
+
+pytestmark = pytest.mark.timeout(600)
+
+
+def collect(df: Any) -> list[dict[str, Any]]:
+    return [r.asDict(recursive=True) for r in df.orderBy("partition", "offset").collect()]
+
+
+def strip(rows: list[dict[str, Any]], column: str = "_corrupt_record") -> list[dict[str, Any]]:
+    return [{k: v for k, v in r.items() if k != column} for r in rows]
+
+
+@pytest.fixture(scope="module")
+def every_kind_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Partition N holds every record kind in compression N, twice (offsets go on), in
+    segments of about 3 KB, with indexes."""
+    root = tmp_path_factory.mktemp("every-kind")
+    partitions = {}
+    for i, compression in enumerate(codec.COMPRESSIONS):
+        first = every_kind(compression)
+        second = every_kind(compression, start_offset=first.next_offset)
+        partitions[i] = first.batches + second.batches
+    write_log_dir(root, partitions, segment_bytes=3000)
+    return root
+
+
+def test_history_is_every_record_in_the_codec_schema(spark: Any, every_kind_dir: Path) -> None:
+    df = spark.read.format("consumer_offsets").load(str(every_kind_dir))
+    assert df.schema == from_arrow_schema(codec.arrow_schema().append(pa.field("_corrupt_record", CORRUPT_RECORD_TYPE)))
+    rows = collect(df)
+    expected = [r for path in sorted(every_kind_dir.glob("*/*.log"))
+                for r in codec.decode_segment_arrow(path).to_pylist()]
+    expected.sort(key=lambda r: (r["partition"], r["offset"]))
+    assert strip(rows) == expected and all(r["_corrupt_record"] is None for r in rows)
+    assert len(rows) == 5 * 60 and df.rdd.getNumPartitions() == len(list(every_kind_dir.glob("*/*.log")))
+    kinds = {(r["record_type"], r["control"], r["is_tombstone"]) for r in rows}
+    assert {(None, "commit", False), (None, "abort", False), (1, None, True), (2, None, True)} <= kinds
+    assert {r["record_type"] for r in rows} == {None, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 16}
+    assert {r["value_version"] for r in rows if r["record_type"] == 2 and not r["is_tombstone"]} == {0, 1, 2, 3, 4}
+    failfast = spark.read.format("consumer_offsets").option("mode", "FAILFAST").load(str(every_kind_dir))
+    assert "_corrupt_record" not in failfast.columns and collect(failfast) == expected
+
+
+def test_compacted_view_is_the_replayed_state_however_segments_are_cut(spark: Any, every_kind_dir: Path) -> None:
+    expected = []
+    for partition in range(5):
+        segments = sorted((every_kind_dir / f"__consumer_offsets-{partition}").glob("*.log"))
+        live = replay([r for path in segments for r in codec.decode_segment(path)])
+        history = {r["offset"]: r for path in segments for r in codec.decode_segment_arrow(path).to_pylist()}
+        expected += [history[o] for o in sorted(live.values())]
+    assert len(expected) > 5 * 20
+    for split_bytes in (1 << 30, 700):
+        df = (spark.read.format("consumer_offsets").option("view", "compacted")
+              .option("maxSplitBytes", split_bytes).load(str(every_kind_dir)))
+        assert strip(collect(df)) == expected
+        assert df.rdd.getNumPartitions() == 5
+        history = spark.read.format("consumer_offsets").option("maxSplitBytes", split_bytes).load(str(every_kind_dir))
+        assert strip(collect(groupcoord.spark.compacted(history))) == expected
+
+
+def big_segment(tmp_path: Path, with_index: bool) -> Path:
+    log = LogBuilder("lz4")
+    for i in range(300):
+        log.write([encoded(OffsetCommitKey(f"g{i % 5}", "orders", p), OffsetCommitValue(i, "")) for p in range(8)],
+                  producer_id=77 if i % 10 == 3 else -1)
+        if i % 10 == 6:
+            log.marker(77, commit=i % 20 == 6)
+    write_log_dir(tmp_path, {4: log.batches}, with_index=with_index)
+    return tmp_path
+
+
+@pytest.mark.parametrize("with_index", [True, False])
+def test_big_segment_is_read_by_several_tasks(spark: Any, tmp_path: Path, with_index: bool) -> None:
+    root = big_segment(tmp_path, with_index)
+    [path] = root.glob("*/*.log")
+    whole = codec.decode_segment_arrow(path)
+    history = spark.read.format("consumer_offsets").option("maxSplitBytes", 4096).load(str(root))
+    assert history.rdd.getNumPartitions() >= path.stat().st_size // 4096 - 1 > 5
+    assert strip(collect(history)) == whole.to_pylist()
+    compacted = (spark.read.format("consumer_offsets").option("view", "compacted")
+                 .option("maxSplitBytes", 4096).load(str(root)))
+    assert strip(collect(compacted)) == compact([whole]).to_pylist()
+    assert strip(collect(groupcoord.spark.compacted(history))) == compact([whole]).to_pylist()
+
+
+def damaged(tmp_path: Path) -> tuple[Path, list[codec.RecordBatch]]:
+    log = every_kind("snappy")
+    [path] = write_log_dir(tmp_path, {6: log.batches})
+    batches = codec.read_segment(path)
+    data = bytearray(path.read_bytes())
+    data[batches[2].position + 30] ^= 0x55
+    path.write_bytes(bytes(data))
+    return path, batches
+
+
+def test_modes_for_a_corrupt_batch(spark: Any, tmp_path: Path) -> None:
+    path, batches = damaged(tmp_path)
+    bad = batches[2]
+    reader = spark.read.format("consumer_offsets")
+    rows = collect(reader.load(str(path)))
+    [report] = [r for r in rows if r["_corrupt_record"] is not None]
+    assert report["_corrupt_record"] == {"file": str(path), "position": bad.position, "length": bad.size,
+                                         "reason": report["_corrupt_record"]["reason"]}
+    assert "CRC" in report["_corrupt_record"]["reason"]
+    assert (report["partition"], report["offset"], report["batch_position"]) == (6, bad.base_offset, bad.position)
+    good = [r for r in rows if r["_corrupt_record"] is None]
+    assert len(good) == 30 - len(bad.records)
+    assert bad.base_offset not in {r["offset"] for r in good}
+    dropped = collect(reader.option("mode", "DROPMALFORMED").load(str(path)))
+    assert dropped == strip(good)
+    compacted = collect(reader.option("mode", "PERMISSIVE").option("view", "compacted").load(str(path)))
+    assert [r["_corrupt_record"]["position"] for r in compacted if r["_corrupt_record"]] == [bad.position]
+    history = spark.read.format("consumer_offsets").load(str(path))
+    assert collect(groupcoord.spark.compacted(history)) == compacted
+    renamed = spark.read.format("consumer_offsets").option("columnNameOfCorruptRecord", "bad").load(str(path))
+    assert renamed.columns[-1] == "bad" and renamed.where("bad IS NOT NULL").count() == 1
+    with pytest.raises(PySparkException, match=f"{path} at byte {bad.position}"):
+        reader.option("mode", "FAILFAST").option("view", "history").load(str(path)).collect()
+
+
+def test_bad_options_and_paths_are_clear_errors(spark: Any, tmp_path: Path) -> None:
+    for option, value, message in (("view", "latest", "view must be one of"), ("mode", "lenient", "mode must be"),
+                                   ("maxSplitBytes", "-1", "maxSplitBytes must be")):
+        with pytest.raises(PySparkException, match=message):
+            spark.read.format("consumer_offsets").option(option, value).load(str(tmp_path)).collect()
+    with pytest.raises(PySparkException, match="path does not exist"):
+        spark.read.format("consumer_offsets").load(str(tmp_path / "missing")).collect()
+    assert spark.read.format("consumer_offsets").load(str(tmp_path)).count() == 0
+
+
+OWNER_QUERY = """
+WITH latest AS (
+  SELECT *, row_number() OVER (PARTITION BY `group` ORDER BY offset DESC) AS rn
+  FROM offsets WHERE record_type = 2 AND timestamp <= {at})
+SELECT `group`, generation, m.member_id, m.client_host
+FROM latest
+  LATERAL VIEW explode(members) AS m
+  LATERAL VIEW explode(m.assigned_partitions) AS a
+WHERE rn = 1 AND a.topic = '{topic}' AND array_contains(a.partitions, {partition})
+"""
+
+
+def test_which_member_owned_partition_p_at_time_t(spark: Any, tmp_path: Path) -> None:
+    log = LogBuilder("zstd")
+    stamps = []
+    for generation, size in enumerate((2, 3, 1), start=1):  # three rebalances of group "billing"
+        stamps.append(log.timestamp)
+        members = consumer_members(f"gen{generation}", size, 3)
+        log.write([encoded(GroupMetadataKey("billing"),
+                           GroupMetadataValue("consumer", generation, "range", members[0].member_id, log.timestamp, members))])
+        log.write([encoded(OffsetCommitKey("billing", "orders", 2), OffsetCommitValue(generation * 10))])
+    stamps.append(log.timestamp)
+    log.write([encoded(GroupMetadataKey("billing"), None)])
+    write_log_dir(tmp_path, {0: log.batches})
+    spark.read.format("consumer_offsets").load(str(tmp_path)).createOrReplaceTempView("offsets")
+
+    def owners(at: int, partition: int) -> list[tuple[str, int, str]]:
+        q = OWNER_QUERY.format(at=at, topic="orders", partition=partition)
+        return sorted((r["group"], r["generation"], r["member_id"]) for r in spark.sql(q).collect())
+
+    # Member m of a group of n owns partitions m and m + n of "orders" (consumer_members).
+    assert owners(stamps[0] - 1, 2) == []
+    assert owners(stamps[0], 2) == [("billing", 1, "gen1-member-0")]
+    assert owners(stamps[1] + 500, 2) == [("billing", 2, "gen2-member-2")]
+    assert owners(stamps[1] + 500, 4) == [("billing", 2, "gen2-member-1")]
+    assert owners(stamps[2], 1) == [("billing", 3, "gen3-member-0")]
+    assert owners(stamps[2], 2) == []
+    assert owners(stamps[3], 1) == [], "the group was deleted"
