@@ -400,3 +400,16 @@ def test_rebalance_does_not_time_out_when_all_sync_are_received(ctx: Context) ->
     ctx.sleep(DEFAULT_REBALANCE_TIMEOUT // 2)
     _heartbeat_all(ctx, results, Errors.NONE)
     assert ctx.take_records() == [("group", GROUP_ID, 1, leader.member_id, assignment)]
+
+
+def test_sessions_follow_a_monotonic_clock_not_the_wall_clock(ctx: Context) -> None:
+    # Timers are measured on the monotonic clock (Kafka's hiResClockMs): NTP stepping the
+    # wall clock an hour forward expires nobody, stepping it back delays nothing.
+    join = _join_and_sync_one(ctx)
+    ctx.time.step_wall_clock(3_600_000)
+    ctx.coordinator.poll()
+    assert ctx.heartbeat(GROUP_ID, join.member_id, 1) == Errors.NONE
+    ctx.time.step_wall_clock(-7_200_000)
+    ctx.sleep(DEFAULT_SESSION_TIMEOUT)
+    assert ctx.group().size == 0
+    assert ctx.take_records() == [("group", GROUP_ID, 2, None, {})]

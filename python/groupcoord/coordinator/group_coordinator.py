@@ -7,8 +7,9 @@ write is given when the log reports the append complete.
 
 Delayed operations: DelayedJoin / InitialDelayedJoin / DelayedSync and the session deadlines
 (DelayedHeartbeat), all in one purgatory. Time is injected: every entry point first moves the
-purgatory to ``time.milliseconds()``; :meth:`GroupCoordinator.poll` does only that, and
-:meth:`GroupCoordinator.next_expiration_ms` tells the event loop when to call it next.
+purgatory to ``time.monotonic_ms()`` (timers never follow the wall clock);
+:meth:`GroupCoordinator.poll` does only that, and :meth:`GroupCoordinator.next_expiration_ms`
+tells the event loop when to call it next.
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ class GroupCoordinator:
         self.manager = GroupMetadataManager(config, log_writer, time)
         # One purgatory for session deadlines and rebalance operations alike: an operation
         # scheduled from another's callback must count its delay from the same clock.
-        self.purgatory: Any = purgatory.purgatory("GroupCoordinator", start_ms=time.milliseconds())
+        self.purgatory: Any = purgatory.purgatory("GroupCoordinator", start_ms=time.monotonic_ms())
         self.is_active = False
         self.completed_rebalances = 0
 
@@ -112,13 +113,13 @@ class GroupCoordinator:
         self.purgatory.shutdown()
 
     def poll(self) -> int:
-        """Expire what is due at ``time.milliseconds()``; returns how many operations expired."""
-        return int(self.purgatory.advance_clock(self.time.milliseconds()))
+        """Expire what is due at ``time.monotonic_ms()``; returns how many operations expired."""
+        return int(self.purgatory.advance_clock(self.time.monotonic_ms()))
 
     _tick = poll
 
     def next_expiration_ms(self) -> int | None:
-        """When :meth:`poll` next has something to do, or None."""
+        """When :meth:`poll` next has something to do (on ``time.monotonic_ms()``), or None."""
         expiration: int | None = self.purgatory.next_expiration_ms()
         return expiration
 

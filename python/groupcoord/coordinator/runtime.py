@@ -58,7 +58,7 @@ class CoordinatorRuntime:
             config, _RearmingWriter(log_store, self), self.time, purgatory=purgatory
         )
         self._timer = purgatories.LoopTimer(
-            self.coordinator.next_expiration_ms, self.coordinator.poll, self.time.milliseconds
+            self.coordinator.next_expiration_ms, self.coordinator.poll, self.time.monotonic_ms
         )
         self._loads: dict[int, asyncio.Task[None]] = {}
         self.loaded_records = 0

@@ -21,9 +21,9 @@ class DelayedFetches:
         self, time: Time, purgatory: purgatories.PurgatoryImplementation = purgatories.DEFAULT
     ) -> None:
         self._time = time
-        self._purgatory = purgatory.purgatory("Fetch", start_ms=time.milliseconds())
+        self._purgatory = purgatory.purgatory("Fetch", start_ms=time.monotonic_ms())
         self._timer = purgatories.LoopTimer(
-            self._purgatory.next_expiration_ms, self._expire, time.milliseconds
+            self._purgatory.next_expiration_ms, self._expire, time.monotonic_ms
         )
         self._keys = itertools.count()
 
@@ -37,7 +37,7 @@ class DelayedFetches:
 
     def park(self, max_wait_ms: int, respond: Callable[[], None]) -> None:
         """Call ``respond`` once ``max_wait_ms`` have passed."""
-        self._purgatory.advance_clock(self._time.milliseconds())
+        self._purgatory.advance_clock(self._time.monotonic_ms())
         self._purgatory.watch_deadline(next(self._keys), max_wait_ms, lambda _key: respond())
         self._timer.rearm()
 
@@ -45,4 +45,4 @@ class DelayedFetches:
         return int(self._purgatory.num_delayed())
 
     def _expire(self) -> None:
-        self._purgatory.advance_clock(self._time.milliseconds())
+        self._purgatory.advance_clock(self._time.monotonic_ms())
