@@ -39,11 +39,14 @@ class Child:
     def kill_after(self, seconds: float, limit: float) -> str:
         """SIGKILL ``seconds`` after the child started (or when it dies by itself, within
         ``limit``); returns its stderr. The child must end by SIGKILL, its own or ours."""
-        assert self.started.wait(60) or self.process.poll() is not None, "child did not start"
         try:
+            assert self.started.wait(60) or self.process.poll() is not None, "child did not start"
             self.process.wait(timeout=min(seconds, limit))
         except subprocess.TimeoutExpired:
-            self.process.send_signal(signal.SIGKILL)
+            pass
+        finally:
+            if self.process.poll() is None:
+                self.process.send_signal(signal.SIGKILL)
         self.process.wait(timeout=30)
         self._reader.join(timeout=30)
         assert self.process.stderr is not None and self.process.stdout is not None

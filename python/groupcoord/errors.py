@@ -57,14 +57,6 @@ class Errors(IntEnum):
     UNKNOWN_TOPIC_ID = 100
 
 
-class CoordinatorError(Exception):
-    """A request failed with a Kafka error code; the facade turns it into that code."""
-
-    def __init__(self, error: Errors, message: str = "") -> None:
-        super().__init__(message or error.name)
-        self.error = error
-
-
 def append_error_to_response_error(error: Errors) -> Errors:
     """Map a failed append of group metadata to the error a client sees.
 

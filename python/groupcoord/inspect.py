@@ -103,14 +103,18 @@ def load(data_dir: Path, config: Config, progress_stream: TextIO | None = None) 
     }
     progress = Progress(sum(map(sum, sizes.values())), progress_stream or sys.stderr)
     done = 0
+    manager = coordinator.manager
     for partition in sorted(directories):
-        coordinator.begin_loading(partition)
+        # The manager's load alone: no immigration (sessions, rebalancing a group over
+        # group.max.size), which would show a state the log does not hold.
+        manager.begin_loading(partition)
         chunks = read_directory(directories[partition], buffer_size=config.offsets_load_buffer_size,
                                 partition=partition)
         label = directories[partition].name
         for chunk in _with_progress(chunks, progress, done, sizes[partition], label):
-            coordinator.replay_records(chunk)
-        coordinator.complete_loading(partition)
+            for record in chunk:
+                manager.replay_log_record(record)
+        manager.complete_loading(partition)
         done += sum(sizes[partition])
     if progress_stream is not None or sys.stderr.isatty():
         progress.close()

@@ -370,3 +370,21 @@ def test_generation_id_increments_on_rebalance(ctx: Context) -> None:
     rejoin = ctx.send_join_group(GROUP_ID, join.member_id).result()
     assert rejoin.error == Errors.NONE and rejoin.generation_id == 2
     assert ctx.take_records() == [("group", GROUP_ID, 1, join.member_id, {join.member_id: b""})]
+
+
+def test_a_protocol_named_twice_counts_once(ctx: Context) -> None:
+    # Not in Kafka's suite: one member listing a protocol twice must not outvote the others
+    # (found in review: it once wedged the group's rebalance).
+    first = ctx.send_join_group(GROUP_ID, UNKNOWN, PROTOCOL_TYPE, [("y", b"")])
+    second = ctx.send_join_group(GROUP_ID, UNKNOWN, PROTOCOL_TYPE, [("y", b"1"), ("x", b""), ("x", b""), ("y", b"2")])
+    ctx.sleep(GROUP_INITIAL_REBALANCE_DELAY + 1)
+    ctx.sleep(DEFAULT_REBALANCE_TIMEOUT + 1)
+    b = second.result()
+    assert first.result().error == b.error == Errors.NONE and b.protocol_name == "y"
+    assert ctx.group().get(b.member_id).supported_protocols == [("y", b"1"), ("x", b"")]
+    # "x" is not supported by every member, however often it is named.
+    rejoin = ctx.send_join_group(GROUP_ID, b.member_id, PROTOCOL_TYPE, [("x", b""), ("x", b"")])
+    assert rejoin.result().error == Errors.INCONSISTENT_GROUP_PROTOCOL
+    leader = first.result().member_id
+    assert ctx.sync_group_leader(GROUP_ID, 1, leader, {}).error == Errors.NONE
+    assert ctx.take_records() == [("group", GROUP_ID, 1, leader, {leader: b"", b.member_id: b""})]

@@ -261,3 +261,40 @@ def test_expiration_runs_every_offsets_retention_check_interval() -> None:
     # The periodic task (not a call of the test) expired it.
     assert ctx.fetch_offsets(GROUP_ID, [TP])[1][TP].offset == -1
     assert ctx.take_records() == [("offset", GROUP_ID, "foo", 0, 1), ("offset", GROUP_ID, "foo", 0, None)]
+
+
+def test_cleanup_keeps_a_group_with_a_commit_in_flight(ctx: Context) -> None:
+    # Scala's hasOffsets counts pending commits: the group must not die (and be tombstoned)
+    # under a commit whose append has not completed.
+    ctx = _expiring_context(ctx.purgatory)
+    assert ctx.commit_offsets(GROUP_ID, UNKNOWN, -1, {TP: ctx.offset_and_metadata(1)}) == {TP: Errors.NONE}
+    ctx.sleep(RETENTION_MS)
+    other = TopicPartition("foo", 1)
+    answer: dict[TopicPartition, Errors] = {}
+    ctx.coordinator.handle_commit_offsets(GROUP_ID, UNKNOWN, None, -1, {other: ctx.offset_and_metadata(2)},
+                                          answer.update)
+    assert ctx.coordinator.cleanup_group_metadata() == 1
+    assert ctx.coordinator.manager.get_group(GROUP_ID) is not None
+    ctx.settle()
+    assert answer == {other: Errors.NONE}
+    assert ctx.fetch_offsets(GROUP_ID, [TP, other])[1][other].offset == 2
+    assert ctx.take_records() == [
+        ("offset", GROUP_ID, "foo", 0, 1), ("offset", GROUP_ID, "foo", 1, 2), ("offset", GROUP_ID, "foo", 0, None),
+    ]
+
+
+def test_a_write_completing_after_unload_leaves_memory_alone(ctx: Context) -> None:
+    # Found in review: offsets written before the partition was given up, whose append
+    # completes afterwards, must not come back into memory for a partition not owned.
+    answer: dict[TopicPartition, Errors] = {}
+    ctx.coordinator.handle_commit_offsets(GROUP_ID, UNKNOWN, None, -1, {TP: ctx.offset_and_metadata(9)},
+                                          answer.update)
+    ctx.coordinator.unload_partition(ctx.group_partition)
+    ctx.settle()
+    assert answer == {TP: Errors.NONE}  # durable: the answer stands
+    assert ctx.coordinator.manager.get_group(GROUP_ID) is None
+    assert ctx.coordinator.manager.offsets.offset(GROUP_ID, TP) is None
+    # Loaded again, the partition has it, from the log.
+    ctx.coordinator.load_partition(ctx.group_partition, ctx.log)
+    assert ctx.fetch_offsets(GROUP_ID, [TP])[1][TP].offset == 9
+    assert ctx.take_records() == [("offset", GROUP_ID, "foo", 0, 9)]

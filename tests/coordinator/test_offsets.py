@@ -383,3 +383,18 @@ def test_txn_offset_metadata_too_large(ctx: Context) -> None:
     assert ctx.commit_transactional_offsets(GROUP_ID, 100, 3, offsets) \
         == {TopicPartition("foo", 0): Errors.OFFSET_METADATA_TOO_LARGE}
     assert ctx.take_records() == []
+
+
+def test_on_partitions_deleted(ctx: Context) -> None:
+    # Kafka 4's OffsetMetadataManagerTest.testOnPartitionsDeleted: a deleted topic's offsets
+    # are tombstoned in every group; the rest stay.
+    kept, gone = TopicPartition("kept", 0), TopicPartition("gone", 0)
+    for group in ("group1", "groupId2"):
+        assert ctx.commit_offsets(group, UNKNOWN, -1, {kept: ctx.offset_and_metadata(1), gone: ctx.offset_and_metadata(2)}) \
+            == {kept: Errors.NONE, gone: Errors.NONE}
+    ctx.coordinator.handle_deleted_partitions([gone])
+    ctx.settle()
+    for group in ("group1", "groupId2"):
+        _, data = ctx.fetch_offsets(group, [kept, gone])
+        assert (data[kept].offset, data[gone].offset) == (1, -1)
+    assert ctx.take_records()[-2:] == [("offset", "group1", "gone", 0, None), ("offset", "groupId2", "gone", 0, None)]

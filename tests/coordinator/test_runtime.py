@@ -71,7 +71,10 @@ def test_partitions_load_in_the_background() -> None:
         await runtime.start(range(4))
         c = runtime.coordinator
         # Other partitions are served at once; this one says it is loading.
-        await asyncio.sleep(0.05)
+        for _ in range(500):
+            if c.manager.get_group(GROUP) is not None:  # the first chunk is replayed
+                break
+            await asyncio.sleep(0.01)
         assert partition in runtime.loading_partitions()
         assert c.handle_fetch_offsets(GROUP, False, [TP])[0] == Errors.COORDINATOR_LOAD_IN_PROGRESS
         result = await _call(runtime, c.handle_join_group, GROUP, "", None, True, True, "c", "h", 100, 100,
@@ -80,7 +83,7 @@ def test_partitions_load_in_the_background() -> None:
         assert await _call(runtime, c.handle_heartbeat, GROUP, "m", None, 1) == Errors.NONE  # answered blindly
         # ListGroups says a load is under way and lists none of its groups yet, though the
         # first batch is replayed.
-        assert c.manager.get_group(GROUP) is not None
+        assert c.manager.get_group(GROUP) is not None, "the first chunk was never replayed"
         assert c.handle_list_groups() == (Errors.COORDINATOR_LOAD_IN_PROGRESS, [])
         log.gate.set()
         await asyncio.wait_for(runtime.wait_loaded(), 5)

@@ -4,6 +4,8 @@ records written."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from coordinator_context import (
     DEFAULT_REBALANCE_TIMEOUT,
@@ -623,3 +625,57 @@ def test_sync_group_protocol_type_and_name(
         [("group", GROUP_ID, 1, leader_id, {leader_id: b"", follower_id: b""})]
         if error == Errors.NONE else []
     )
+
+
+def test_a_failed_replacement_write_after_a_rebalance_began_does_not_revert(ctx: Context) -> None:
+    # Found in review: the write persisting a static member's new id fails after a rebalance
+    # began; the revert must not run mid-rebalance (the rebalance answers the member).
+    result = static_members_join_and_rebalance(ctx)
+    ctx.log.fail_next(Errors.MESSAGE_TOO_LARGE)
+    answers: list[Any] = []
+    ctx.coordinator.handle_join_group(GROUP_ID, UNKNOWN, FOLLOWER_INSTANCE_ID, False, True, "c", "h",
+                                      DEFAULT_REBALANCE_TIMEOUT, DEFAULT_SESSION_TIMEOUT, PROTOCOL_TYPE,
+                                      list(PROTOCOL_SUPERSET), answers.append)
+    new_id = ctx.group().current_static_member_id(FOLLOWER_INSTANCE_ID)
+    assert new_id != result.follower_id
+    ctx.send_join_group(GROUP_ID, UNKNOWN)  # a new member: the group rebalances; the write fails
+    ctx.assert_group_state(GroupState.PREPARING_REBALANCE)
+    assert answers == []
+    assert ctx.group().current_static_member_id(FOLLOWER_INSTANCE_ID) == new_id
+    ctx.sleep(DEFAULT_REBALANCE_TIMEOUT + 1)
+    assert [a.member_id for a in answers] == [new_id] and answers[0].error == Errors.NONE
+    assert answers[0].generation_id == result.generation + 1
+    assert ctx.take_records() == []
+
+
+def test_unloading_answers_a_static_replacement_being_written(ctx: Context) -> None:
+    static_members_join_and_rebalance(ctx)
+    answers: list[Any] = []
+    ctx.coordinator.handle_join_group(GROUP_ID, UNKNOWN, FOLLOWER_INSTANCE_ID, False, True, "c", "h",
+                                      DEFAULT_REBALANCE_TIMEOUT, DEFAULT_SESSION_TIMEOUT, PROTOCOL_TYPE,
+                                      list(PROTOCOL_SUPERSET), answers.append)
+    ctx.coordinator.unload_partition(ctx.group_partition)
+    assert [a.error for a in answers] == [Errors.NOT_COORDINATOR]
+    ctx.settle()  # the write completes afterwards: no second answer
+    assert len(answers) == 1
+    ctx.coordinator.load_partition(ctx.group_partition, ctx.log)
+
+
+def test_a_failing_answer_does_not_stop_the_others(ctx: Context, caplog: pytest.LogCaptureFixture) -> None:
+    # Found in review: join completion answers every member in turn; one answer raising must
+    # not leave the others unanswered and the group half moved.
+    answers: list[Any] = []
+
+    def broken(result: Any) -> None:
+        raise RuntimeError("the connection went away")
+
+    for callback in (broken, answers.append):
+        ctx.coordinator.handle_join_group(GROUP_ID, UNKNOWN, None, False, True, "c", "h",
+                                          DEFAULT_REBALANCE_TIMEOUT, DEFAULT_SESSION_TIMEOUT,
+                                          PROTOCOL_TYPE, list(PROTOCOLS), callback)
+    ctx.sleep(GROUP_INITIAL_REBALANCE_DELAY + 1)
+    ctx.sleep(DEFAULT_REBALANCE_TIMEOUT + 1)
+    assert [a.error for a in answers] == [Errors.NONE]
+    ctx.assert_group_state(GroupState.COMPLETING_REBALANCE)
+    assert "Answering member" in caplog.text
+    assert ctx.take_records() == []

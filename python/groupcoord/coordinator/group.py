@@ -10,9 +10,10 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 from groupcoord import codec
 from groupcoord.coordinator.clock import Time
@@ -158,6 +159,15 @@ class ClassicGroupMember:
         raise ValueError(f"member {self.member_id} supports none of {sorted(candidates)}")
 
 
+def _answer(callback: Callable[[Any], None], result: Any, member: ClassicGroupMember, group_id: str) -> None:
+    """Answer a parked request; a failing answer is logged, so that it cannot leave the
+    group's transition (which answers its members one after the other) half done."""
+    try:
+        callback(result)
+    except Exception:
+        log.exception("Answering member %s of group %s failed", member.member_id, group_id)
+
+
 @dataclass(eq=False)
 class ClassicGroup:
     """A group's membership and state. Offsets live apart, in the offset store."""
@@ -255,7 +265,7 @@ class ClassicGroup:
         if self.leader_id is None:
             self.leader_id = member.member_id
         self.members[member.member_id] = member
-        self._protocol_votes.update(name for name, _ in member.supported_protocols)
+        self._protocol_votes.update({name for name, _ in member.supported_protocols})
         member.awaiting_join_callback = callback
         if callback is not None:
             self.num_members_awaiting_join += 1
@@ -264,7 +274,7 @@ class ClassicGroup:
     def remove(self, member_id: str) -> None:
         member = self.members.pop(member_id, None)
         if member is not None:
-            self._protocol_votes.subtract(name for name, _ in member.supported_protocols)
+            self._protocol_votes.subtract({name for name, _ in member.supported_protocols})
             if member.is_awaiting_join:
                 self.num_members_awaiting_join -= 1
             if member.group_instance_id is not None:
@@ -297,9 +307,9 @@ class ClassicGroup:
         session_timeout_ms: int,
         callback: JoinCallback | None,
     ) -> None:
-        self._protocol_votes.subtract(name for name, _ in member.supported_protocols)
+        self._protocol_votes.subtract({name for name, _ in member.supported_protocols})
         member.supported_protocols = protocols
-        self._protocol_votes.update(name for name, _ in protocols)
+        self._protocol_votes.update({name for name, _ in protocols})
         member.rebalance_timeout_ms = rebalance_timeout_ms
         member.session_timeout_ms = session_timeout_ms
         if callback is not None and not member.is_awaiting_join:
@@ -355,7 +365,7 @@ class ClassicGroup:
             return
         member.awaiting_join_callback = None
         self.num_members_awaiting_join -= 1
-        callback(result)
+        _answer(callback, result, member, self.group_id)
 
     def maybe_invoke_sync_callback(self, member: ClassicGroupMember, result: SyncGroupResult) -> bool:
         """Answer the member's parked SyncGroup, if any; True if there was one."""
@@ -363,7 +373,7 @@ class ClassicGroup:
         if callback is None:
             return False
         member.awaiting_sync_callback = None
-        callback(result)
+        _answer(callback, result, member, self.group_id)
         return True
 
     # --- protocol ---------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from groupcoord.config import Config
 from groupcoord.coordinator.clock import Time
 from groupcoord.coordinator.delayed import delayed_operation, join_key, member_key, sync_key
 from groupcoord.coordinator.group import ClassicGroup, ClassicGroupMember, GroupState
-from groupcoord.coordinator.metadata_manager import NO_PRODUCER_ID, GroupMetadataManager
+from groupcoord.coordinator.metadata_manager import GroupMetadataManager
 from groupcoord.coordinator.results import (
     DEAD_GROUP,
     EMPTY_GROUP,
@@ -50,7 +50,7 @@ from groupcoord.coordinator.results import (
     TopicPartition,
 )
 from groupcoord.errors import Errors
-from groupcoord.log import Append, AppendError, PartitionReader, PartitionWriter
+from groupcoord.log import AppendError, PartitionReader, PartitionWriter
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +60,17 @@ NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
 EXPIRATION_KEY = ("expire-group-metadata",)
 
 Protocols = list[tuple[str, bytes]]
+
+
+def _first_of_each_name(protocols: Protocols) -> Protocols:
+    """A protocol named twice counts once, at its first (most preferred) place."""
+    seen: set[str] = set()
+    unique = []
+    for name, metadata in protocols:
+        if name not in seen:
+            seen.add(name)
+            unique.append((name, metadata))
+    return unique
 
 
 @dataclass(frozen=True)
@@ -116,8 +127,6 @@ class GroupCoordinator:
         """Expire what is due at ``time.monotonic_ms()``; returns how many operations expired."""
         return int(self.purgatory.advance_clock(self.time.monotonic_ms()))
 
-    _tick = poll
-
     def next_expiration_ms(self) -> int | None:
         """When :meth:`poll` next has something to do (on ``time.monotonic_ms()``), or None."""
         expiration: int | None = self.purgatory.next_expiration_ms()
@@ -173,7 +182,7 @@ class GroupCoordinator:
     ) -> None:
         """``require_known_member_id``: JoinGroup v4+ (KIP-394); ``support_skipping_assignment``:
         v9+. ``callback`` may run now or when the rebalance completes."""
-        self._tick()
+        self.poll()
         error = self._validate_group_status(group_id)
         if error is not None:
             callback(JoinGroupResult(member_id, error))
@@ -191,6 +200,7 @@ class GroupCoordinator:
         if group is None:
             callback(JoinGroupResult(member_id, Errors.UNKNOWN_MEMBER_ID))
             return
+        protocols = _first_of_each_name(protocols)
         join = _Join(member_id, group_instance_id, require_known_member_id,
                      support_skipping_assignment, client_id, client_host, rebalance_timeout_ms,
                      session_timeout_ms, protocol_type, protocols, callback, reason or "not provided")
@@ -331,7 +341,7 @@ class GroupCoordinator:
     def _update_static_member_and_rebalance(
         self, group: ClassicGroup, old_member_id: str, new_member_id: str, join: _Join
     ) -> None:
-        group_instance_id, callback = join.group_instance_id, join.callback
+        group_instance_id = join.group_instance_id
         assert group_instance_id is not None
         current_leader = group.leader_id
         member = group.replace_static_member(group_instance_id, old_member_id, new_member_id)
@@ -341,28 +351,42 @@ class GroupCoordinator:
         old_rebalance_timeout_ms = member.rebalance_timeout_ms
         old_session_timeout_ms = member.session_timeout_ms
         group.update_member(member, join.protocols, join.rebalance_timeout_ms,
-                            join.session_timeout_ms, callback)
+                            join.session_timeout_ms, join.callback)
 
         if group.is_in(GroupState.STABLE):
             if group.protocol_name == group.select_protocol():
                 # The selected protocol does not change: persist the new member id and answer
                 # with the current generation, no rebalance.
                 assignment = {m.member_id: m.assignment for m in group.members.values()}
+                generation = group.generation_id
 
                 def stored(error: Errors) -> None:
+                    if group.is_in(GroupState.DEAD):
+                        group.maybe_invoke_join_callback(
+                            member, JoinGroupResult(new_member_id, Errors.NOT_COORDINATOR)
+                        )
+                        return
+                    if not (
+                        group.is_in(GroupState.STABLE)
+                        and group.generation_id == generation
+                        and group.current_static_member_id(group_instance_id) == new_member_id
+                    ):
+                        # A rebalance began while the write was in flight: its completion
+                        # answers the member, under the new member id.
+                        return
                     if error != Errors.NONE:
                         log.warning("Failed to persist group %s after replacing static member "
                                     "%s: %s; reverting", group.group_id, group_instance_id, error.name)
-                        group.update_member(member, old_protocols, old_rebalance_timeout_ms,
-                                            old_session_timeout_ms, None)
-                        old = group.replace_static_member(group_instance_id, new_member_id, old_member_id)
-                        self._schedule_session_deadline(group, old)
-                        callback(JoinGroupResult(
+                        group.maybe_invoke_join_callback(member, JoinGroupResult(
                             member_id=UNKNOWN_MEMBER_ID, error=error,
                             generation_id=group.generation_id, protocol_type=group.protocol_type,
                             protocol_name=group.protocol_name,
                             leader_id=current_leader or NO_LEADER,
                         ))
+                        group.update_member(member, old_protocols, old_rebalance_timeout_ms,
+                                            old_session_timeout_ms, None)
+                        old = group.replace_static_member(group_instance_id, new_member_id, old_member_id)
+                        self._schedule_session_deadline(group, old)
                     elif join.support_skipping_assignment:
                         # JoinGroup v9+: the static leader learns it leads but skips running
                         # the assignor, whose output a Stable group would ignore.
@@ -608,7 +632,7 @@ class GroupCoordinator:
         assignment: Mapping[str, bytes],
         callback: SyncCallback,
     ) -> None:
-        self._tick()
+        self.poll()
         error = self._validate_group_status(group_id)
         if error == Errors.COORDINATOR_LOAD_IN_PROGRESS:
             # The rebalance's state was lost with the load: have the member rejoin, without
@@ -689,9 +713,9 @@ class GroupCoordinator:
                     member.assignment = full[member.member_id]
                 self._propagate_assignment(group, Errors.NONE)
                 group.transition_to(GroupState.STABLE)
+                self.completed_rebalances += 1
 
         self.manager.store_group(group, full, stored)
-        self.completed_rebalances += 1
 
     def _reset_and_propagate_assignment_error(self, group: ClassicGroup, error: Errors) -> None:
         for member in group.members.values():
@@ -722,7 +746,7 @@ class GroupCoordinator:
         generation_id: int,
         callback: HeartbeatCallback,
     ) -> None:
-        self._tick()
+        self.poll()
         error = self._validate_group_status(group_id)
         if error is not None:
             # While loading, answer blindly: the group is coming back.
@@ -755,7 +779,7 @@ class GroupCoordinator:
     def handle_leave_group(
         self, group_id: str, leaving_members: Sequence[MemberIdentity], callback: LeaveCallback
     ) -> None:
-        self._tick()
+        self.poll()
         error = self._validate_group_status(group_id)
         if error is not None:
             callback(LeaveGroupResult(error))
@@ -823,7 +847,7 @@ class GroupCoordinator:
     ) -> None:
         """``unknown_group_error``: what a commit with a generation gets for a group that does
         not exist (OffsetCommit v9+ answers GROUP_ID_NOT_FOUND)."""
-        self._tick()
+        self.poll()
         error = self._validate_group_status(group_id, allow_empty=True)
         if error is not None:
             callback({tp: error for tp in offsets})
@@ -862,7 +886,7 @@ class GroupCoordinator:
     ) -> None:
         """TxnOffsetCommit: the offsets stay pending until the producer's transaction marker
         (:meth:`complete_transaction`) commits or aborts them."""
-        self._tick()
+        self.poll()
         error = self._validate_group_status(group_id)
         if error is not None:
             callback({tp: error for tp in offsets})
@@ -872,7 +896,8 @@ class GroupCoordinator:
         if error is not None:
             callback({tp: error for tp in offsets})
             return
-        self.manager.store_offsets(group_id, offsets, callback, producer_id=producer_id)
+        self.manager.store_offsets(group_id, offsets, callback, producer_id=producer_id,
+                                   producer_epoch=producer_epoch)
 
     def complete_transaction(
         self, producer_id: int, producer_epoch: int, partitions: Iterable[int], commit: bool,
@@ -885,12 +910,10 @@ class GroupCoordinator:
         outstanding = len(targets)
         errors: list[Errors] = []
 
-        def written(partition: int, result: int | AppendError) -> None:
+        def written(result: int | AppendError) -> None:
             nonlocal outstanding
             if isinstance(result, AppendError):
                 errors.append(result.error)
-            else:
-                self.manager.replay_end_transaction(partition, producer_id, commit)
             outstanding -= 1
             if outstanding == 0:
                 callback(errors[0] if errors else Errors.NONE)
@@ -899,15 +922,7 @@ class GroupCoordinator:
             callback(Errors.NONE)
             return
         for partition in targets:
-            if partition not in self.manager.owned_partitions:
-                written(partition, AppendError(Errors.NOT_COORDINATOR))
-                continue
-            self.manager.writer.append(
-                partition,
-                Append(records=[], timestamp=self.time.milliseconds(), producer_id=producer_id,
-                       producer_epoch=producer_epoch, control="commit" if commit else "abort"),
-                partial(written, partition),
-            )
+            self.manager.write_marker(partition, producer_id, producer_epoch, commit, written)
 
     def _validate_offset_commit(
         self,
@@ -942,7 +957,7 @@ class GroupCoordinator:
         partitions: Sequence[TopicPartition] | None = None,
     ) -> tuple[Errors, dict[TopicPartition, PartitionOffset]]:
         """Offsets regardless of the group's state: the group may only store offsets here."""
-        self._tick()
+        self.poll()
         error = self._validate_group_status(group_id, allow_empty=True)
         if error is not None:
             return error, {}
@@ -956,7 +971,7 @@ class GroupCoordinator:
         """Groups of the owned partitions, filtered by state and type (case-insensitive); every
         classic group is of type "classic". COORDINATOR_LOAD_IN_PROGRESS comes with the groups
         of the partitions already loaded."""
-        self._tick()
+        self.poll()
         if not self.is_active:
             return Errors.COORDINATOR_NOT_AVAILABLE, []
         error = Errors.COORDINATOR_LOAD_IN_PROGRESS if self.manager.is_loading else Errors.NONE
@@ -972,7 +987,7 @@ class GroupCoordinator:
         ]
 
     def handle_describe_group(self, group_id: str) -> tuple[Errors, GroupSummary]:
-        self._tick()
+        self.poll()
         error = self._validate_group_status(group_id, allow_empty=True)
         if error is not None:
             return error, EMPTY_GROUP
@@ -1002,7 +1017,7 @@ class GroupCoordinator:
     ) -> None:
         """Delete empty groups: their offsets and metadata are tombstoned; each group's answer
         waits for its tombstones to be written."""
-        self._tick()
+        self.poll()
         results: dict[str, Errors] = {}
         eligible: list[ClassicGroup] = []
         for group_id in dict.fromkeys(group_ids):
@@ -1049,7 +1064,7 @@ class GroupCoordinator:
     ) -> None:
         """OffsetDelete: partitions of topics a non-empty consumer group is subscribed to get
         GROUP_SUBSCRIBED_TO_TOPIC; the others' offsets are tombstoned."""
-        self._tick()
+        self.poll()
         error = self._validate_group_status(group_id)
         if error is not None:
             callback(error, {})
@@ -1091,7 +1106,7 @@ class GroupCoordinator:
 
     def handle_deleted_partitions(self, partitions: Iterable[TopicPartition]) -> None:
         """Topics were deleted: forget every group's offsets of their partitions."""
-        self._tick()
+        self.poll()
         gone = set(partitions)
         self._cleanup_group_metadata(
             self.manager.current_groups(),
@@ -1159,10 +1174,12 @@ class GroupCoordinator:
                 continue
             expired = selector(group)
             remaining = self.manager.offsets.num_offsets(group.group_id) - len(expired)
+            offsets = self.manager.offsets
             group_is_dead = (
                 group.is_in(GroupState.EMPTY)
                 and remaining == 0
-                and not self.manager.offsets.open_transactions(group.group_id)
+                and not offsets.open_transactions(group.group_id)
+                and not offsets.has_commits_in_flight(group.group_id)
             )
             if group_is_dead:
                 log.info("Group %s transitioned to Dead in generation %d",
@@ -1196,7 +1213,7 @@ class GroupCoordinator:
             self.manager.replay_log_record(record)
 
     def complete_loading(self, partition: int) -> None:
-        self._tick()
+        self.poll()
         for group in self.manager.complete_loading(partition):
             self._on_group_loaded(group)
 
@@ -1213,18 +1230,17 @@ class GroupCoordinator:
     def unload_partition(self, partition: int) -> None:
         """Stop owning ``partition``: its groups become Dead and leave memory; members
         waiting for JoinGroup or SyncGroup get NOT_COORDINATOR."""
-        self._tick()
+        self.poll()
         groups, offsets = self.manager.remove_groups_for_partition(partition, self._on_group_unloaded)
         log.info("Unloaded __consumer_offsets-%d: %d groups, %d offsets", partition, groups, offsets)
 
     def _on_group_unloaded(self, group: ClassicGroup) -> None:
-        previous = group.state
         group.transition_to(GroupState.DEAD)
         for member in group.all_members():
-            if previous is GroupState.PREPARING_REBALANCE:
-                group.maybe_invoke_join_callback(member, JoinGroupResult(member.member_id, Errors.NOT_COORDINATOR))
-            elif previous in (GroupState.STABLE, GroupState.COMPLETING_REBALANCE):
-                group.maybe_invoke_sync_callback(member, SyncGroupResult(Errors.NOT_COORDINATOR))
+            # Parked JoinGroups (a rebalance, or a static member's replacement being written)
+            # and SyncGroups alike.
+            group.maybe_invoke_join_callback(member, JoinGroupResult(member.member_id, Errors.NOT_COORDINATOR))
+            group.maybe_invoke_sync_callback(member, SyncGroupResult(Errors.NOT_COORDINATOR))
             self.purgatory.complete_deadline(member_key(group.group_id, member.member_id))
         for member_id in list(group.pending_members):
             self.purgatory.complete_deadline(member_key(group.group_id, member_id))
@@ -1232,4 +1248,4 @@ class GroupCoordinator:
         self.purgatory.cancel_for_key(sync_key(group.group_id))
 
 
-__all__ = ["NEW_MEMBER_JOIN_TIMEOUT_MS", "NO_PRODUCER_ID", "GroupCoordinator"]
+__all__ = ["NEW_MEMBER_JOIN_TIMEOUT_MS", "GroupCoordinator"]

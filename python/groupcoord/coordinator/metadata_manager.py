@@ -54,6 +54,7 @@ class _Write:
     records: Sequence[CoordinatorRecord]
     replay: bool
     producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = -1
 
 
 def offset_from_value(value: codec.OffsetCommitValue) -> OffsetAndMetadata:
@@ -110,6 +111,8 @@ class GroupMetadataManager:
         self.owned_partitions: set[int] = set()
         self.loading_partitions: set[int] = set()
         self._loaded_group_values: dict[str, codec.GroupMetadataValue | None] = {}
+        self._epochs: dict[int, int] = {}
+        """Bumped each time a partition is loaded or unloaded."""
         self.num_partitions = config.offsets_topic_num_partitions
         self.offset_commits = 0
         """Offsets committed (records appended) since start, for metrics."""
@@ -180,9 +183,7 @@ class GroupMetadataManager:
         group's partition loads, a group metadata record is kept and applied when the load
         completes: only each group's last record matters, as in Kafka's loader.
         """
-        kind = type(key)
-        if kind is codec.OffsetCommitKey:
-            assert isinstance(key, codec.OffsetCommitKey)
+        if isinstance(key, codec.OffsetCommitKey):
             tp = TopicPartition(key.topic, key.partition)
             if type(value) is codec.OffsetCommitValue:
                 # A commit from a consumer that does not use group management creates a
@@ -196,8 +197,7 @@ class GroupMetadataManager:
                 self.offsets.replay_offset_commit(record_offset, transaction, key.group, tp, None)
             else:
                 log.warning("Skipping offset record at %d with an undecodable value", record_offset)
-        elif kind is codec.GroupMetadataKey:
-            assert isinstance(key, codec.GroupMetadataKey)
+        elif isinstance(key, codec.GroupMetadataKey):
             if value is not None and type(value) is not codec.GroupMetadataValue:
                 log.warning("Skipping group record at %d with an undecodable value", record_offset)
             elif self.partition_for(key.group) in self.loading_partitions:
@@ -245,6 +245,7 @@ class GroupMetadataManager:
         if partition in self.owned_partitions or partition in self.loading_partitions:
             return False
         self.loading_partitions.add(partition)
+        self._epochs[partition] = self._epochs.get(partition, 0) + 1
         return True
 
     def complete_loading(self, partition: int) -> list[ClassicGroup]:
@@ -262,6 +263,7 @@ class GroupMetadataManager:
         """Stop owning ``partition``; returns (groups, offsets) removed from memory."""
         self.owned_partitions.discard(partition)
         self.loading_partitions.discard(partition)
+        self._epochs[partition] = self._epochs.get(partition, 0) + 1
         for group_id in [g for g in self._loaded_group_values if self.partition_for(g) == partition]:
             del self._loaded_group_values[group_id]
         groups = offsets = 0
@@ -283,24 +285,56 @@ class GroupMetadataManager:
         callback: Callable[[int | AppendError], None],
     ) -> None:
         partition = self.partition_for(group_id)
-        if partition not in self.owned_partitions:
-            callback(AppendError(Errors.NOT_LEADER_OR_FOLLOWER))
-            return
+        transactional = write.producer_id != NO_PRODUCER_ID
         append = Append(
             records=[r.encode() for r in write.records],
             timestamp=self.time.milliseconds(),
             producer_id=write.producer_id,
-            producer_epoch=0 if write.producer_id != NO_PRODUCER_ID else -1,
-            transactional=write.producer_id != NO_PRODUCER_ID,
+            producer_epoch=write.producer_epoch,
+            transactional=transactional,
         )
 
-        def completed(result: int | AppendError) -> None:
-            if write.replay and not isinstance(result, AppendError):
-                transaction = (
-                    (write.producer_id, partition) if write.producer_id != NO_PRODUCER_ID else None
-                )
+        def replay(base_offset: int) -> None:
+            if write.replay:
+                transaction = (write.producer_id, partition) if transactional else None
                 for i, record in enumerate(write.records):
-                    self.replay(result + i, transaction, record.key, record.value)
+                    self.replay(base_offset + i, transaction, record.key, record.value)
+
+        self._write(partition, append, replay, callback)
+
+    def write_marker(
+        self, partition: int, producer_id: int, producer_epoch: int, commit: bool,
+        callback: Callable[[int | AppendError], None],
+    ) -> None:
+        """Append a transaction marker to ``partition``; once written it ends the producer's
+        transaction there (its offsets materialized on COMMIT, dropped on ABORT)."""
+        append = Append(records=[], timestamp=self.time.milliseconds(), producer_id=producer_id,
+                        producer_epoch=producer_epoch, control="commit" if commit else "abort")
+        self._write(partition, append,
+                    lambda _: self.replay_end_transaction(partition, producer_id, commit), callback)
+
+    def _write(
+        self,
+        partition: int,
+        append: Append,
+        replay: Callable[[int], None],
+        callback: Callable[[int | AppendError], None],
+    ) -> None:
+        """Append to an owned partition; on success replay what was written (unless the
+        partition was given up, or given up and taken again, meanwhile: its memory then no
+        longer follows this write), then answer."""
+        if partition not in self.owned_partitions:
+            callback(AppendError(Errors.NOT_LEADER_OR_FOLLOWER))
+            return
+        epoch = self._epochs.get(partition, 0)
+
+        def completed(result: int | AppendError) -> None:
+            if (
+                not isinstance(result, AppendError)
+                and partition in self.owned_partitions
+                and self._epochs.get(partition, 0) == epoch
+            ):
+                replay(result)
             callback(result)
 
         self.writer.append(partition, append, completed)
@@ -332,6 +366,7 @@ class GroupMetadataManager:
         offsets: Mapping[TopicPartition, OffsetAndMetadata],
         callback: CommitCallback,
         producer_id: int = NO_PRODUCER_ID,
+        producer_epoch: int = -1,
     ) -> None:
         """Append offset commits; they are applied to memory when the append completes.
 
@@ -364,7 +399,8 @@ class GroupMetadataManager:
                 self.offset_commits += len(records)
                 callback(statuses(Errors.NONE))
 
-        self._append(group_id, _Write(records, replay=True, producer_id=producer_id), completed)
+        self._append(group_id, _Write(records, replay=True, producer_id=producer_id,
+                                      producer_epoch=producer_epoch), completed)
 
     def write_tombstones(
         self,

@@ -45,6 +45,7 @@ class OffsetStore:
         self._pending_txn: dict[Transaction, dict[str, GroupOffsets]] = {}
         self._open_txns_by_group: defaultdict[str, set[Transaction]] = defaultdict(set)
         self._in_flight: Counter[tuple[str, TopicPartition]] = Counter()
+        self._in_flight_by_group: Counter[str] = Counter()
 
     # --- replay -----------------------------------------------------------------------------
 
@@ -98,13 +99,21 @@ class OffsetStore:
     # --- commits in flight ------------------------------------------------------------------
 
     def begin_commit(self, group_id: str, tps: Iterable[TopicPartition]) -> None:
-        self._in_flight.update((group_id, tp) for tp in tps)
+        for tp in tps:
+            self._in_flight[(group_id, tp)] += 1
+            self._in_flight_by_group[group_id] += 1
 
     def end_commit(self, group_id: str, tps: Iterable[TopicPartition]) -> None:
-        self._in_flight.subtract((group_id, tp) for tp in tps)
         for tp in tps:
-            if self._in_flight[(group_id, tp)] <= 0:
-                del self._in_flight[(group_id, tp)]
+            key = (group_id, tp)
+            if self._in_flight[key] <= 1:
+                self._in_flight.pop(key, None)
+            else:
+                self._in_flight[key] -= 1
+            if self._in_flight_by_group[group_id] <= 1:
+                self._in_flight_by_group.pop(group_id, None)
+            else:
+                self._in_flight_by_group[group_id] -= 1
 
     # --- queries ----------------------------------------------------------------------------
 
@@ -136,8 +145,11 @@ class OffsetStore:
         return (
             bool(self._committed.get(group_id))
             or group_id in self._open_txns_by_group
-            or any(g == group_id for g, _ in self._in_flight)
+            or group_id in self._in_flight_by_group
         )
+
+    def has_commits_in_flight(self, group_id: str) -> bool:
+        return group_id in self._in_flight_by_group
 
     def num_offsets(self, group_id: str) -> int:
         return len(self._committed.get(group_id, {}))
@@ -185,3 +197,4 @@ class OffsetStore:
                 self._pending_txn.pop(transaction, None)
         for key in [k for k in self._in_flight if k[0] == group_id]:
             del self._in_flight[key]
+        self._in_flight_by_group.pop(group_id, None)
