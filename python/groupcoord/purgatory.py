@@ -17,6 +17,7 @@ from groupcoord import _native, pypurgatory
 
 __all__ = [
     "DEFAULT",
+    "AnyPurgatory",
     "IMPLEMENTATIONS",
     "DelayedOperation",
     "LoopTimer",
@@ -34,6 +35,9 @@ class PurgatoryImplementation(NamedTuple):
     purgatory: type[_native.Purgatory] | type[pypurgatory.Purgatory]
     delayed_operation: type[_native.DelayedOperation] | type[pypurgatory.DelayedOperation]
 
+
+AnyPurgatory = _native.Purgatory | pypurgatory.Purgatory
+"""A purgatory of either implementation (what ``PurgatoryImplementation.purgatory`` builds)."""
 
 IMPLEMENTATIONS: dict[str, PurgatoryImplementation] = {
     "rust": PurgatoryImplementation(_native.Purgatory, _native.DelayedOperation),

@@ -108,7 +108,9 @@ class GroupCoordinator:
         self.manager = GroupMetadataManager(config, log_writer, time)
         # One purgatory for session deadlines and rebalance operations alike: an operation
         # scheduled from another's callback must count its delay from the same clock.
-        self.purgatory: Any = purgatory.purgatory("GroupCoordinator", start_ms=time.monotonic_ms())
+        self.purgatory: purgatories.AnyPurgatory = purgatory.purgatory(
+            "GroupCoordinator", start_ms=time.monotonic_ms()
+        )
         self.is_active = False
         self.completed_rebalances = 0
 
