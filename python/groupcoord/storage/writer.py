@@ -30,7 +30,7 @@ from typing import Any
 from groupcoord import codec
 from groupcoord.config import Config
 from groupcoord.errors import Errors
-from groupcoord.log import Append, AppendCallback, AppendError
+from groupcoord.log import Append, AppendCallback, AppendError, encode_append, offsets_taken
 from groupcoord.storage.flush import FlushPolicy
 from groupcoord.storage.partition import PartitionLog
 
@@ -244,32 +244,14 @@ class GroupCommitWriter:
             self._fail(unit[done:], results, AppendError(Errors.UNKNOWN_SERVER_ERROR, str(e)))
 
     def _encode(self, base_offset: int, unit: list[_Pending]) -> bytes:
-        first = unit[0].append
-        if first.control is not None:
-            return codec.write_control_batch(
-                base_offset=base_offset, timestamp=first.timestamp, producer_id=first.producer_id,
-                producer_epoch=first.producer_epoch, commit=first.control == "commit",
-                coordinator_epoch=first.coordinator_epoch,
-            )
-        records: list[tuple[int, int, bytes | None, bytes | None]] = []
-        offset = base_offset
-        for pending in unit:
-            timestamp = pending.append.timestamp
-            for key, value in pending.append.records:
-                records.append((offset, timestamp, key, value))
-                offset += 1
-        return codec.write_records(
-            records, base_offset=base_offset, compression=self._compression,
-            producer_id=first.producer_id, producer_epoch=first.producer_epoch,
-            is_transactional=first.transactional,
-        )
+        return encode_append(base_offset, [p.append for p in unit], self._compression)
 
     def _append(
         self, log: PartitionLog, batch: bytes, unit: list[_Pending], results: list[_Result],
         waiting: dict[PartitionLog, list[int]],
     ) -> None:
         offset = log.next_offset
-        counts = [1 if p.append.control is not None else len(p.append.records) for p in unit]
+        counts = [offsets_taken(p.append) for p in unit]
         total = sum(counts)
         log.append(batch, offset + total - 1, total)
         indexes = waiting.setdefault(log, [])
