@@ -232,12 +232,7 @@ class GroupCommitWriter:
                     self._append(log, batch, [pending], results, waiting)
                 done += 1
         except OSError as e:
-            logger.error("writing to %s failed; the partition is offline: %s", log.directory, e)
-            log.failed = e
-            error = AppendError(Errors.KAFKA_STORAGE_ERROR, str(e))
-            for index in waiting.pop(log, []):
-                results[index] = (results[index][0], error)
-            self._unflushed.discard(log)
+            error = self._take_offline(log, f"writing to {log.directory} failed", e, results, waiting)
             self._fail(unit[done:], results, error)
         except Exception as e:  # an append the codec refuses: fail it, keep the writer alive
             logger.exception("encoding an append to %s failed", log.directory)
@@ -277,14 +272,24 @@ class GroupCommitWriter:
             try:
                 log.flush(now)
             except OSError as e:
-                logger.error("fsync of %s failed; the partition is offline: %s", log.directory, e)
-                log.failed = e
-                error = AppendError(Errors.KAFKA_STORAGE_ERROR, str(e))
-                for index in waiting.pop(log, []):
-                    results[index] = (results[index][0], error)
+                self._take_offline(log, f"fsync of {log.directory} failed", e, results, waiting)
             else:
                 waiting.pop(log, None)
             self._unflushed.discard(log)
+
+    def _take_offline(
+        self, log: PartitionLog, what: str, cause: BaseException, results: list[_Result],
+        waiting: dict[PartitionLog, list[int]],
+    ) -> AppendError:
+        """The disk failed under ``log``: no append to it is attempted any more, and those
+        written but not yet flushed fail. Returns the error for the appends not yet written."""
+        logger.error("%s; the partition is offline: %s", what, cause)
+        log.failed = cause
+        error = AppendError(Errors.KAFKA_STORAGE_ERROR, str(cause))
+        for index in waiting.pop(log, []):
+            results[index] = (results[index][0], error)
+        self._unflushed.discard(log)
+        return error
 
     @staticmethod
     def _fail(unit: list[_Pending], results: list[_Result], error: AppendError) -> None:
