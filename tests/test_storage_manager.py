@@ -148,6 +148,38 @@ def test_a_failing_disk_takes_the_partition_offline_with_kafka_storage_error(tmp
     run(body)
 
 
+@pytest.mark.parametrize("broken", ["append", "flush"])
+def test_an_unexpected_error_in_the_writer_fails_the_appends_and_the_writer_goes_on(
+    tmp_path: Path, broken: str
+) -> None:
+    """A bug (not an OSError) while writing or fsyncing one partition: its appends fail with
+    KAFKA_STORAGE_ERROR and it goes offline, and the writer thread keeps serving the others."""
+
+    def bug(*args: object) -> None:
+        raise RuntimeError(f"a bug in {broken}")
+
+    async def body() -> None:
+        manager = LogManager(tmp_path, config())
+        await manager.start()
+        await manager.open_partition(0)
+        await manager.open_partition(1)
+        log = manager.partition_log(0)
+        setattr(log, broken, bug)
+        done: dict[str, Any] = {}
+        manager.append(0, Append([commit("g", 0, 1)], 1), lambda r: done.__setitem__("broken", r))
+        await wait_for(lambda: "broken" in done, "the append to the broken partition")
+        assert isinstance(done["broken"], AppendError) and done["broken"].error == Errors.KAFKA_STORAGE_ERROR
+        assert isinstance(log.failed, RuntimeError)
+        manager.append(1, Append([commit("g", 0, 2)], 1), lambda r: done.__setitem__("other", r))
+        manager.append(0, Append([commit("g", 0, 3)], 1), lambda r: done.__setitem__("after", r))
+        await wait_for(lambda: "other" in done and "after" in done, "the later appends")
+        assert done["other"] == 0, "the writer thread is alive"
+        assert isinstance(done["after"], AppendError) and done["after"].error == Errors.KAFKA_STORAGE_ERROR
+        await manager.close()
+
+    run(body)
+
+
 @pytest.mark.parametrize("messages", [1, 1000])
 def test_the_flush_policy_decides_when_callbacks_wait_for_fsync(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, messages: int

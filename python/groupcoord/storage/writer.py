@@ -12,8 +12,10 @@ it writes and fsyncs, the next turns accumulate: one fsync covers everything que
 Errors, as Kafka's log reports them: an append whose own batch exceeds ``message.max.bytes``
 fails with ``MESSAGE_TOO_LARGE`` (merging never makes another append fail); a write or fsync
 that raises takes the partition offline and fails every append not yet acknowledged with
-``KAFKA_STORAGE_ERROR``; an append to a partition not open fails with
-``NOT_LEADER_OR_FOLLOWER``.
+``KAFKA_STORAGE_ERROR``, and so does any unexpected exception while writing or flushing it (a
+bug is logged, and the writer thread goes on with the other partitions); an append the codec
+refuses fails alone with ``UNKNOWN_SERVER_ERROR``; an append to a partition not open fails
+with ``NOT_LEADER_OR_FOLLOWER``.
 """
 
 from __future__ import annotations
@@ -46,6 +48,12 @@ _RECORD_OVERHEAD = 21  # upper bound of a record's varints and attributes beyond
 class _Pending:
     append: Append
     callback: AppendCallback
+    answered: bool = False
+    """Its result is in this turn's results (the writer thread's bookkeeping)."""
+
+
+class _Unencodable(Exception):
+    """The codec refused an append (the cause says why)."""
 
 
 @dataclass
@@ -146,23 +154,38 @@ class GroupCommitWriter:
     # --- writer thread -----------------------------------------------------------------------
 
     def _run(self) -> None:
-        while True:
-            items = self._take()
+        stop = False
+        while not stop:
             results: list[_Result] = []
             waiting: dict[PartitionLog, list[int]] = {}
-            stop = False
-            for item in items:
-                if item is _STOP:
-                    stop = True
-                elif isinstance(item, _Job):
-                    self._write(item, results, waiting)
-                elif isinstance(item, _Barrier):
-                    self._flush(results, waiting, force=item.log)
-                    results.append(self._run_barrier(item))
-            self._flush(results, waiting)
+            try:
+                stop = self._run_turn(results, waiting)
+            except Exception as e:  # a bug: whatever it was writing fails rather than waits forever
+                logger.exception("the log writer failed")
+                for log in {*waiting, *self._unflushed}:
+                    self._take_offline(log, "the log writer failed", e, results, waiting)
             self._deliver(results)
-            if stop:
-                return
+
+    def _run_turn(self, results: list[_Result], waiting: dict[PartitionLog, list[int]]) -> bool:
+        """Write and flush what is queued; True once told to stop."""
+        stop = False
+        for item in self._take():
+            if item is _STOP:
+                stop = True
+            elif isinstance(item, _Job):
+                try:
+                    self._write(item, results, waiting)
+                except Exception as e:  # a bug writing this partition: it goes offline
+                    logger.exception("writing to %s failed unexpectedly", item.log.directory)
+                    error = self._take_offline(
+                        item.log, f"writing to {item.log.directory} failed", e, results, waiting
+                    )
+                    self._fail([p for p in item.appends if not p.answered], results, error)
+            elif isinstance(item, _Barrier):
+                self._flush(results, waiting, force=item.log)
+                results.append(self._run_barrier(item))
+        self._flush(results, waiting)
+        return stop
 
     def _take(self) -> list[object]:
         timeout = self._next_flush_in()
@@ -214,7 +237,6 @@ class GroupCommitWriter:
         self, log: PartitionLog, unit: list[_Pending], results: list[_Result],
         waiting: dict[PartitionLog, list[int]],
     ) -> None:
-        done = 0
         try:
             if len(unit) > 1:
                 batch = self._encode(log.next_offset, unit)
@@ -224,22 +246,25 @@ class GroupCommitWriter:
             for pending in unit:
                 batch = self._encode(log.next_offset, [pending])
                 if len(batch) > self._max_batch_bytes:
-                    results.append((pending.callback, AppendError(
+                    self._fail([pending], results, AppendError(
                         Errors.MESSAGE_TOO_LARGE,
                         f"batch of {len(batch)} bytes exceeds message.max.bytes {self._max_batch_bytes}",
-                    )))
+                    ))
                 else:
                     self._append(log, batch, [pending], results, waiting)
-                done += 1
         except OSError as e:
             error = self._take_offline(log, f"writing to {log.directory} failed", e, results, waiting)
-            self._fail(unit[done:], results, error)
-        except Exception as e:  # an append the codec refuses: fail it, keep the writer alive
-            logger.exception("encoding an append to %s failed", log.directory)
-            self._fail(unit[done:], results, AppendError(Errors.UNKNOWN_SERVER_ERROR, str(e)))
+            self._fail([p for p in unit if not p.answered], results, error)
+        except _Unencodable as e:  # an append the codec refuses: fail it, keep the writer alive
+            logger.error("encoding an append to %s failed: %s", log.directory, e.__cause__)
+            error = AppendError(Errors.UNKNOWN_SERVER_ERROR, str(e.__cause__))
+            self._fail([p for p in unit if not p.answered], results, error)
 
     def _encode(self, base_offset: int, unit: list[_Pending]) -> bytes:
-        return encode_append(base_offset, [p.append for p in unit], self._compression)
+        try:
+            return encode_append(base_offset, [p.append for p in unit], self._compression)
+        except Exception as e:
+            raise _Unencodable from e
 
     def _append(
         self, log: PartitionLog, batch: bytes, unit: list[_Pending], results: list[_Result],
@@ -253,6 +278,7 @@ class GroupCommitWriter:
         for pending, count in zip(unit, counts):
             indexes.append(len(results))
             results.append((pending.callback, offset))
+            pending.answered = True
             offset += count
         self._unflushed.add(log)
 
@@ -260,22 +286,22 @@ class GroupCommitWriter:
         self, results: list[_Result], waiting: dict[PartitionLog, list[int]],
         force: PartitionLog | None = None,
     ) -> None:
-        now = self._clock_ms()
         for log in list(self._unflushed):
             if log.failed is not None or log.closed or not log.unflushed_messages:
                 self._unflushed.discard(log)
                 continue
-            if log is not force and not self._policy.flush_due(
-                log.unflushed_messages, now - log.last_flush_ms
-            ):
-                continue
             try:
+                now = self._clock_ms()
+                if log is not force and not self._policy.flush_due(
+                    log.unflushed_messages, now - log.last_flush_ms
+                ):
+                    continue
                 log.flush(now)
-            except OSError as e:
+            except Exception as e:  # OSError: the disk; anything else: a bug
                 self._take_offline(log, f"fsync of {log.directory} failed", e, results, waiting)
             else:
                 waiting.pop(log, None)
-            self._unflushed.discard(log)
+                self._unflushed.discard(log)
 
     def _take_offline(
         self, log: PartitionLog, what: str, cause: BaseException, results: list[_Result],
@@ -293,7 +319,9 @@ class GroupCommitWriter:
 
     @staticmethod
     def _fail(unit: list[_Pending], results: list[_Result], error: AppendError) -> None:
-        results.extend((p.callback, error) for p in unit)
+        for pending in unit:
+            results.append((pending.callback, error))
+            pending.answered = True
 
     @staticmethod
     def _run_barrier(barrier: _Barrier) -> _Result:
