@@ -95,6 +95,7 @@ class LogManager:
         if self._writer is not None:
             self._writer.end_turn()
             await asyncio.to_thread(self._writer.stop)
+            self._writer.cancel_timeouts()
             self._writer = None
 
     # --- partitions --------------------------------------------------------------------------

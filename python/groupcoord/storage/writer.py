@@ -16,6 +16,11 @@ that raises takes the partition offline and fails every append not yet acknowled
 bug is logged, and the writer thread goes on with the other partitions); an append the codec
 refuses fails alone with ``UNKNOWN_SERVER_ERROR``; an append to a partition not open fails
 with ``NOT_LEADER_OR_FOLLOWER``.
+
+Timeouts, as Kafka's coordinator bounds its appends: an append not complete within
+``offsets.commit.timeout.ms`` of being made gets ``REQUEST_TIMED_OUT`` (its callback runs then,
+and the completion that may come later is ignored). A timed-out append is not withdrawn: it
+may still be written and become durable, and so be replayed at the next load.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import logging
 import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,6 +56,24 @@ class _Pending:
     callback: AppendCallback
     answered: bool = False
     """Its result is in this turn's results (the writer thread's bookkeeping)."""
+
+
+class _Deadline:
+    """An append's callback, run exactly once: with the append's result, or with
+    REQUEST_TIMED_OUT once ``deadline`` (loop time) passes, whichever comes first."""
+
+    __slots__ = ("callback", "deadline", "done")
+
+    def __init__(self, callback: AppendCallback, deadline: float) -> None:
+        self.callback = callback
+        self.deadline = deadline
+        self.done = False
+
+    def __call__(self, result: int | AppendError) -> None:
+        if self.done:
+            return
+        self.done = True
+        self.callback(result)
 
 
 class _Unencodable(Exception):
@@ -102,6 +126,9 @@ class GroupCommitWriter:
         self._max_batch_bytes = config.message_max_bytes
         self._compression = codec.COMPRESSIONS[config.offsets_topic_compression_codec]
         self._clock_ms = clock_ms
+        self._timeout_ms = config.offsets_commit_timeout_ms
+        self._deadlines: deque[_Deadline] = deque()
+        self._deadline_timer: asyncio.TimerHandle | None = None
         self._turn: list[tuple[PartitionLog | None, _Pending]] = []
         self._turn_scheduled = False
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
@@ -120,11 +147,45 @@ class GroupCommitWriter:
     # --- loop thread -------------------------------------------------------------------------
 
     def append(self, log: PartitionLog | None, append: Append, callback: AppendCallback) -> None:
-        """Queue ``append`` for ``log`` (None: the partition is not open here)."""
-        self._turn.append((log, _Pending(append, callback)))
+        """Queue ``append`` for ``log`` (None: the partition is not open here); ``callback``
+        gets its result, or REQUEST_TIMED_OUT after ``offsets.commit.timeout.ms``."""
+        deadline = _Deadline(callback, self._loop.time() + self._timeout_ms / 1000)
+        self._watch(deadline)
+        self._turn.append((log, _Pending(append, deadline)))
         if not self._turn_scheduled:
             self._turn_scheduled = True
             self._loop.call_soon(self._end_of_turn)
+
+    def _watch(self, deadline: _Deadline) -> None:
+        """Deadlines come in the order they are made (one timeout for all), so one timer,
+        set for the oldest one not done, covers them all."""
+        deadlines = self._deadlines
+        while deadlines and deadlines[0].done:
+            deadlines.popleft()
+        deadlines.append(deadline)
+        if self._deadline_timer is None:
+            self._deadline_timer = self._loop.call_at(deadlines[0].deadline, self._expire)
+
+    def _expire(self) -> None:
+        self._deadline_timer = None
+        deadlines = self._deadlines
+        now = self._loop.time()
+        while deadlines and (deadlines[0].done or deadlines[0].deadline <= now):
+            deadline = deadlines.popleft()
+            if not deadline.done:
+                _run_callback(deadline, AppendError(
+                    Errors.REQUEST_TIMED_OUT,
+                    f"not written within offsets.commit.timeout.ms ({self._timeout_ms} ms)",
+                ))
+        if deadlines:
+            self._deadline_timer = self._loop.call_at(deadlines[0].deadline, self._expire)
+
+    def cancel_timeouts(self) -> None:
+        """Stop timing appends out (on the loop, once the writer has stopped)."""
+        if self._deadline_timer is not None:
+            self._deadline_timer.cancel()
+            self._deadline_timer = None
+        self._deadlines.clear()
 
     def _end_of_turn(self) -> None:
         self._turn_scheduled = False
