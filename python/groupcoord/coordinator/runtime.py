@@ -138,6 +138,7 @@ class CoordinatorRuntime:
         except Exception:
             log.exception("Loading __consumer_offsets-%d failed; not serving it", partition)
             coordinator.unload_partition(partition)
+            await asyncio.shield(self.log.close_partition(partition))
         finally:
             self._loads.pop(partition, None)
             self.after_request()
