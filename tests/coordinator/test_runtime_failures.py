@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from log_faults import slow_close
+
 from groupcoord import codec
 from groupcoord.config import Config
 from groupcoord.coordinator import JoinGroupResult, OffsetAndMetadata, TopicPartition
@@ -96,6 +98,84 @@ def test_a_failed_load_closes_the_partition_in_the_log(tmp_path: Path) -> None:
         assert partition not in runtime.owned_partitions() | runtime.loading_partitions()
         assert not manager.is_open(partition), "the failed load left the partition open in the log"
         await runtime.close()
+        await manager.close()
+
+    run(main)
+
+
+UNFLUSHED = CONFIG.with_overrides({"log.flush.interval.messages": "1000"})
+
+
+def test_overlapping_ownership_changes_run_one_after_the_other(tmp_path: Path) -> None:
+    async def main() -> None:
+        manager = LogManager(tmp_path, UNFLUSHED)
+        await manager.start()
+        runtime = CoordinatorRuntime(UNFLUSHED, manager)
+        await runtime.start([0, 1])
+        await runtime.wait_loaded()
+        for partition in (0, 1):
+            slow_close(manager, partition, 0.2)
+        # The second change starts while the first is still closing partition 0.
+        first = asyncio.ensure_future(runtime.set_owned_partitions([2]))
+        await asyncio.sleep(0.05)
+        await runtime.set_owned_partitions([3])
+        await first
+        await runtime.wait_loaded()
+        assert runtime.owned_partitions() == {3}, "the later change wins"
+        assert manager.open_partitions() == [3]
+        await runtime.close()
+        await manager.close()
+
+    run(main)
+
+
+def test_a_cancelled_ownership_change_still_closes_the_partition(tmp_path: Path) -> None:
+    async def main() -> None:
+        manager = LogManager(tmp_path, UNFLUSHED)
+        await manager.start()
+        runtime = CoordinatorRuntime(UNFLUSHED, manager)
+        await runtime.start([0, 1])
+        await runtime.wait_loaded()
+        log = slow_close(manager, 0, 0.3)
+        change = asyncio.ensure_future(runtime.set_owned_partitions([1]))
+        await asyncio.sleep(0.05)  # inside the close: the log is no longer the manager's
+        change.cancel()
+        await asyncio.gather(change, return_exceptions=True)
+        await wait_until(lambda: log.closed and manager.recovery_points.get(0) == log.next_offset,
+                         "the partition's files to be closed and its recovery point written")
+        assert runtime.owned_partitions() == {1} and manager.open_partitions() == [1]
+        await runtime.close()
+        await manager.close()
+
+    run(main)
+
+
+def test_a_cancelled_open_closes_the_log_it_opened(tmp_path: Path) -> None:
+    async def main() -> None:
+        manager = LogManager(tmp_path, UNFLUSHED)
+        await manager.start()
+        opened: list[PartitionLog] = []
+        open_log = manager._open_log
+
+        def slow_open_log(partition: int) -> PartitionLog:
+            threading.Event().wait(0.2)
+            opened.append(open_log(partition))
+            return opened[-1]
+
+        manager._open_log = slow_open_log  # type: ignore[method-assign]
+        opening = asyncio.ensure_future(manager.open_partition(2))
+        await asyncio.sleep(0.05)
+        opening.cancel()
+        await asyncio.gather(opening, return_exceptions=True)
+        await wait_until(lambda: bool(opened) and opened[0].closed, "the abandoned log to be closed")
+        assert not manager.is_open(2)
+        manager._open_log = open_log  # type: ignore[method-assign]
+        await manager.open_partition(2)
+        done: list[Any] = []
+        record = offset_commit_record(GROUP, TP, OffsetAndMetadata(5, "", 1))
+        manager.append(2, Append([record.encode()], 1), done.append)
+        await wait_until(lambda: bool(done), "the append")
+        assert done == [0]
         await manager.close()
 
     run(main)

@@ -9,6 +9,8 @@ import struct
 from pathlib import Path
 from typing import Any
 
+import pytest
+from log_faults import slow_close
 from protocol_values import request_frame
 
 from groupcoord.config import Config
@@ -23,6 +25,7 @@ from groupcoord.protocol.messages.metadata import (
     MetadataRequestTopic,
     MetadataResponse,
 )
+from groupcoord.server import endpoint
 from groupcoord.server.app import Server, ServerOptions
 from groupcoord.server.broker import Broker
 
@@ -143,3 +146,30 @@ async def ownership_moves(broker: Broker, metrics_port: int, client: Client) -> 
     assert 'groupcoord_requests_total{api="FindCoordinator"} 3' in text
     assert 'groupcoord_partitions{status="owned"} 4' in text
     assert 'groupcoord_groups{state="Stable"} 0' in text
+
+
+def test_an_ownership_change_slower_than_the_read_timeout_still_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only reading the request is timed: a PUT whose unload waits on a slow fsync answers
+    once it is done, and the partition is closed in the log with its recovery point."""
+    monkeypatch.setattr(endpoint, "READ_TIMEOUT_S", 0.2)
+    config = CONFIG.with_overrides({"log.flush.interval.messages": "1000"})
+    options = ServerOptions(port=0, data_dir=tmp_path, metrics_port=0, config=config)
+
+    async def main() -> None:
+        server = Server(options)
+        await server.start()
+        assert server.metrics_port is not None and server.broker is not None
+        manager = server._log
+        assert manager is not None
+        try:
+            await server.broker.runtime.wait_loaded()
+            log = slow_close(manager, 0, 0.5)
+            status, state = await http(server.metrics_port, "PUT", "/admin/owned-partitions", [1, 2, 3])
+            assert (status, state) == (200, {"owned": [1, 2, 3], "loading": []})
+            assert log.closed and manager.recovery_points.get(0) == log.next_offset
+        finally:
+            await server.stop()
+
+    run(main)

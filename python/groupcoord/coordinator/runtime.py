@@ -61,6 +61,8 @@ class CoordinatorRuntime:
             self.coordinator.next_expiration_ms, self.coordinator.poll, self.time.milliseconds
         )
         self._loads: dict[int, asyncio.Task[None]] = {}
+        self._ownership = asyncio.Lock()
+        """Held while partitions are unloaded or loads started: one change at a time."""
         self.loaded_records = 0
 
     # --- lifecycle --------------------------------------------------------------------------
@@ -77,12 +79,14 @@ class CoordinatorRuntime:
             await asyncio.gather(*self._loads.values(), return_exceptions=True)
 
     async def close(self) -> None:
-        """Stop: cancel loads, unload every partition (closing it in the log), stop the timer."""
-        for task in list(self._loads.values()):
-            task.cancel()
-        await asyncio.gather(*self._loads.values(), return_exceptions=True)
-        for partition in sorted(self.owned_partitions() | self.loading_partitions()):
-            await self._unload(partition)
+        """Stop: cancel loads, unload every partition (closing it in the log), stop the timer.
+        An ownership change under way finishes first."""
+        async with self._ownership:
+            for task in list(self._loads.values()):
+                task.cancel()
+            await asyncio.gather(*self._loads.values(), return_exceptions=True)
+            for partition in sorted(self.owned_partitions() | self.loading_partitions()):
+                await self._unload(partition)
         self.coordinator.shutdown()
         self._timer.stop()
 
@@ -96,17 +100,24 @@ class CoordinatorRuntime:
 
     async def set_owned_partitions(self, partitions: Iterable[int]) -> None:
         """Own exactly ``partitions`` of ``__consumer_offsets``: load the new ones (in the
-        background), unload the others."""
+        background), unload the others.
+
+        Changes run one at a time, in the order they are asked for, and each runs to its end
+        even if the caller is cancelled (a partition is never left half unloaded)."""
         wanted = set(partitions)
         limit = self.config.offsets_topic_num_partitions
         bad = sorted(p for p in wanted if not 0 <= p < limit)
         if bad:
             raise ValueError(f"partitions {bad} outside 0..{limit - 1}")
-        current = self.owned_partitions() | self.loading_partitions()
-        for partition in sorted(current - wanted):
-            await self._unload(partition)
-        for partition in sorted(wanted - current):
-            self._loads[partition] = asyncio.ensure_future(self._load(partition))
+        await asyncio.shield(asyncio.ensure_future(self._change_ownership(wanted)))
+
+    async def _change_ownership(self, wanted: set[int]) -> None:
+        async with self._ownership:
+            current = self.owned_partitions() | self.loading_partitions()
+            for partition in sorted(current - wanted):
+                await self._unload(partition)
+            for partition in sorted(wanted - current):
+                self._loads[partition] = asyncio.ensure_future(self._load(partition))
 
     async def _load(self, partition: int) -> None:
         coordinator = self.coordinator
