@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 from groupcoord.coordinator import OffsetAndMetadata, TopicPartition
@@ -25,3 +26,14 @@ def slow_close(manager: LogManager, partition: int, seconds: float) -> Partition
     record = offset_commit_record("slow-group", TopicPartition("t", 0), OffsetAndMetadata(1, "", 1))
     manager.append(partition, Append([record.encode()], 1), lambda _: None)
     return log
+
+
+def fail_disk(manager: LogManager, partition: int) -> None:
+    """Point the active segment's descriptor of ``partition`` at ``/dev/full``: every later
+    write to it fails with ENOSPC, as on a full or failed disk."""
+    segment = manager.partition_log(partition).active
+    full = os.open("/dev/full", os.O_WRONLY)
+    try:
+        os.dup2(full, segment.fd)
+    finally:
+        os.close(full)

@@ -9,13 +9,15 @@ waits). Slow disks are a real writer thread held by a test hook in the log's own
 from __future__ import annotations
 
 import asyncio
-import os
+import logging
+import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from log_faults import slow_close
+import pytest
+from log_faults import fail_disk, slow_close
 
 from groupcoord import codec
 from groupcoord.config import Config
@@ -92,11 +94,83 @@ def test_a_failed_load_closes_the_partition_in_the_log(tmp_path: Path) -> None:
         corrupt_first_segment(tmp_path / f"__consumer_offsets-{partition}")
         manager = LogManager(tmp_path, config)
         await manager.start()
-        runtime = CoordinatorRuntime(config, manager)
+        runtime = CoordinatorRuntime(config, manager, reload_backoff_s=(30.0, 30.0))
         await runtime.start([partition])
         await runtime.wait_loaded()
         assert partition not in runtime.owned_partitions() | runtime.loading_partitions()
         assert not manager.is_open(partition), "the failed load left the partition open in the log"
+        await runtime.close()
+        await manager.close()
+
+    run(main)
+
+
+def test_a_disk_failure_gives_the_partition_up_until_it_is_reloaded(tmp_path: Path) -> None:
+    config = CONFIG.with_overrides({"group.initial.rebalance.delay.ms": "3000"})
+
+    async def main() -> None:
+        manager = LogManager(tmp_path, config)
+        await manager.start()
+        runtime = CoordinatorRuntime(config, manager, reload_backoff_s=(0.3, 0.3))
+        c = runtime.coordinator
+        partition = c.partition_for(GROUP)
+        waiting_group = next(g for g in (f"waiting-{i}" for i in range(1000)) if c.partition_for(g) == partition)
+        await runtime.start(range(4))
+        await runtime.wait_loaded()
+
+        async def commit(offset: int) -> Errors:
+            results = await _call(runtime, c.handle_commit_offsets, GROUP, "", None, -1,
+                                  {TP: OffsetAndMetadata(offset, "", 1)})
+            return Errors(results[TP])
+
+        assert await commit(1) == Errors.NONE
+        parked: asyncio.Future[JoinGroupResult] = asyncio.get_running_loop().create_future()
+        c.handle_join_group(waiting_group, "", None, False, True, "c", "h", 60_000, 10_000, "consumer",
+                            [("range", SUBSCRIPTION)], parked.set_result)
+        fail_disk(manager, partition)
+        assert await commit(2) == Errors.NOT_COORDINATOR, "KAFKA_STORAGE_ERROR, as the client sees it"
+        # The partition is given up at once: waiting members are told, requests say NOT_COORDINATOR.
+        assert (await asyncio.wait_for(parked, 5)).error == Errors.NOT_COORDINATOR
+        assert partition not in runtime.owned_partitions() | runtime.loading_partitions()
+        assert runtime.offline_partitions() == {partition}
+        assert c.handle_fetch_offsets(GROUP, False, [TP])[0] == Errors.NOT_COORDINATOR
+        await wait_until(lambda: not manager.is_open(partition), "the partition to be closed in the log")
+        # After the backoff it is opened again (recovered from its files) and served.
+        await wait_until(lambda: partition in runtime.owned_partitions(), "the partition to be reloaded")
+        assert runtime.offline_partitions() == set()
+        error, offsets = c.handle_fetch_offsets(GROUP, False, [TP])
+        assert error == Errors.NONE and offsets[TP].offset == 1, "the failed commit is not there"
+        assert await commit(3) == Errors.NONE
+        await runtime.close()
+        await manager.close()
+
+    run(main)
+
+
+def test_a_partition_that_keeps_failing_to_load_is_retried_with_a_growing_backoff(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = CONFIG.with_overrides({"offsets.topic.segment.bytes": "1024"})
+
+    async def main() -> None:
+        partition = CoordinatorRuntime(config, LogManager(tmp_path, config)).coordinator.partition_for(GROUP)
+        await _write_commits(tmp_path, partition, 40, config)
+        corrupt_first_segment(tmp_path / f"__consumer_offsets-{partition}")
+        manager = LogManager(tmp_path, config)
+        await manager.start()
+        runtime = CoordinatorRuntime(config, manager, reload_backoff_s=(0.05, 0.1))
+        with caplog.at_level(logging.WARNING, logger="groupcoord.coordinator.runtime"):
+            await runtime.start([partition])
+            await wait_until(lambda: "attempt 3" in caplog.text, "three failed loads")
+            assert partition in runtime.offline_partitions()
+            # Given away, it is not retried any more.
+            await runtime.set_owned_partitions([])
+            assert runtime.offline_partitions() == set() and not manager.is_open(partition)
+            attempts = caplog.text.count("loading it again")
+            await asyncio.sleep(0.3)
+            assert caplog.text.count("loading it again") == attempts
+        delays = re.findall(r"loading it again in ([0-9.]+) s", caplog.text)
+        assert delays[:3] == ["0.05", "0.1", "0.1"], "doubling, up to the bound"
         await runtime.close()
         await manager.close()
 

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from log_faults import slow_close
+from log_faults import fail_disk, slow_close
 from protocol_values import request_frame
 
 from groupcoord.config import Config
+from groupcoord.coordinator import OffsetAndMetadata, TopicPartition
 from groupcoord.errors import Errors
 from groupcoord.protocol import Request, Response, decode_response
 from groupcoord.protocol.messages.find_coordinator import (
@@ -130,7 +131,7 @@ async def ownership_moves(broker: Broker, metrics_port: int, client: Client) -> 
 
     assert await find() == Errors.NONE
     status, state = await http(metrics_port, "GET", "/admin/owned-partitions")
-    assert (status, state) == (200, {"owned": [0, 1, 2, 3], "loading": []})
+    assert (status, state) == (200, {"owned": [0, 1, 2, 3], "loading": [], "offline": []})
     others = [p for p in range(4) if p != partition]
     status, state = await http(metrics_port, "PUT", "/admin/owned-partitions", others)
     assert status == 200 and partition not in state["owned"] + state["loading"]
@@ -167,8 +168,52 @@ def test_an_ownership_change_slower_than_the_read_timeout_still_answers(
             await server.broker.runtime.wait_loaded()
             log = slow_close(manager, 0, 0.5)
             status, state = await http(server.metrics_port, "PUT", "/admin/owned-partitions", [1, 2, 3])
-            assert (status, state) == (200, {"owned": [1, 2, 3], "loading": []})
+            assert (status, state) == (200, {"owned": [1, 2, 3], "loading": [], "offline": []})
             assert log.closed and manager.recovery_points.get(0) == log.next_offset
+        finally:
+            await server.stop()
+
+    run(main)
+
+
+def test_findcoordinator_stops_naming_this_node_for_a_partition_whose_disk_failed(tmp_path: Path) -> None:
+    """A failed write gives the partition up: FindCoordinator answers
+    COORDINATOR_NOT_AVAILABLE (as Kafka does for a partition without a leader) until it is
+    loaded again."""
+    options = ServerOptions(port=0, data_dir=tmp_path, metrics_port=0, config=CONFIG)
+
+    async def main() -> None:
+        server = Server(options)
+        await server.start()
+        assert server.metrics_port is not None and server.broker is not None and server._log is not None
+        runtime = server.broker.runtime
+        runtime.reload_backoff_s = (1.0, 1.0)
+        coordinator = server.broker.coordinator
+        partition = coordinator.partition_for("g")
+        try:
+            await runtime.wait_loaded()
+            async with Client(server.port) as client:
+
+                async def find() -> int:
+                    response = await client.call(
+                        FindCoordinatorRequest(coordinator_keys=["g"]), FindCoordinatorResponse, 4)
+                    return int(response.coordinators[0].error_code)
+
+                assert await find() == Errors.NONE
+                fail_disk(server._log, partition)
+                committed: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+                coordinator.handle_commit_offsets(
+                    "g", "", None, -1, {TopicPartition("t", 0): OffsetAndMetadata(1, "", 1)},
+                    committed.set_result)
+                assert await asyncio.wait_for(committed, 5) == {TopicPartition("t", 0): Errors.NOT_COORDINATOR}
+                assert await find() == Errors.COORDINATOR_NOT_AVAILABLE
+                status, state = await http(server.metrics_port, "GET", "/admin/owned-partitions")
+                assert status == 200 and state["offline"] == [partition]
+                for _ in range(500):
+                    if partition in runtime.owned_partitions():
+                        break
+                    await asyncio.sleep(0.01)
+                assert await find() == Errors.NONE, "loaded again after the backoff"
         finally:
             await server.stop()
 

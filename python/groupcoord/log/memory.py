@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from groupcoord import codec
@@ -51,6 +51,9 @@ class InMemoryLog:
 
     async def open_partition(self, partition: int) -> None:
         self.open.add(partition)
+
+    def add_failure_listener(self, listener: Callable[[int], object]) -> None:
+        """Nothing to report: memory never fails (``fail_next`` fails appends, not the log)."""
 
     async def close_partition(self, partition: int) -> None:
         self.complete_pending()

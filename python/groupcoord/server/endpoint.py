@@ -1,8 +1,9 @@
 """The HTTP endpoint on ``--metrics-port``: Prometheus metrics and the ownership admin call.
 
 - ``GET /metrics``: the metrics in Prometheus' text format (:mod:`groupcoord.server.metrics`).
-- ``GET /admin/owned-partitions``: ``{"owned": [...], "loading": [...]}``, the
-  ``__consumer_offsets`` partitions this node serves and those it is loading.
+- ``GET /admin/owned-partitions``: ``{"owned": [...], "loading": [...], "offline": [...]}``,
+  the ``__consumer_offsets`` partitions this node serves, those it is loading, and those it
+  gave up after a failure of their log and will load again after a backoff.
 - ``PUT /admin/owned-partitions`` with a JSON list of partitions: own exactly those from now
   on. Partitions gained are loaded in the background (their groups answer
   COORDINATOR_LOAD_IN_PROGRESS meanwhile), partitions given up are unloaded (their members
@@ -91,6 +92,7 @@ class HttpEndpoint:
         return {
             "owned": sorted(runtime.owned_partitions()),
             "loading": sorted(runtime.loading_partitions()),
+            "offline": sorted(runtime.offline_partitions()),
         }
 
     async def _set_owned_partitions(self, body: bytes) -> tuple[int, str, bytes]:

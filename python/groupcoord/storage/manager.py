@@ -12,6 +12,10 @@ partitions this node has open.
     await manager.close_partition(12)           # flushes; later appends: NOT_LEADER_OR_FOLLOWER
     await manager.close()
 
+A write or fsync that fails takes its partition offline: its appends fail with
+KAFKA_STORAGE_ERROR and the listeners given to :meth:`LogManager.add_failure_listener` are
+told, so that its owner closes it (and may open it again, which recovers it).
+
 The data directory holds one ``__consumer_offsets-N`` directory per partition and Kafka's
 ``recovery-point-offset-checkpoint`` and ``cleaner-offset-checkpoint`` files.
 """
@@ -61,6 +65,7 @@ class LogManager:
         self._opening: dict[int, asyncio.Future[None]] = {}
         self._closing: dict[int, asyncio.Task[None]] = {}
         self._writer: GroupCommitWriter | None = None
+        self._failure_listeners: list[Callable[[int], object]] = []
         self.cleaner: LogCleaner | None = None
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.recovery_points = OffsetCheckpoint(self.data_dir / RECOVERY_POINT_FILE)
@@ -76,7 +81,8 @@ class LogManager:
         if self._writer is not None:
             raise RuntimeError("log manager already started")
         self._writer = GroupCommitWriter(
-            asyncio.get_running_loop(), self.config, clock_ms=self._monotonic_ms
+            asyncio.get_running_loop(), self.config, clock_ms=self._monotonic_ms,
+            on_offline=self._partition_failed,
         )
         self._writer.start()
         if self.config.log_cleaner_enable:
@@ -108,6 +114,21 @@ class LogManager:
 
     def open_partitions(self) -> list[int]:
         return sorted(self._logs)
+
+    def add_failure_listener(self, listener: Callable[[int], object]) -> None:
+        """Call ``listener(partition)`` on the loop when an open partition goes offline (a
+        write or fsync failed): every append to it fails with KAFKA_STORAGE_ERROR until it
+        is closed and opened again, which recovers it from its files."""
+        self._failure_listeners.append(listener)
+
+    def _partition_failed(self, log: PartitionLog) -> None:
+        if self._logs.get(log.partition) is not log:
+            return
+        for listener in list(self._failure_listeners):
+            try:
+                listener(log.partition)
+            except Exception:
+                logger.exception("a listener for the failure of %s raised", log.directory.name)
 
     def partition_log(self, partition: int) -> PartitionLog:
         """The open :class:`PartitionLog` (KeyError if not open)."""

@@ -120,8 +120,12 @@ class GroupCommitWriter:
         config: Config,
         *,
         clock_ms: Callable[[], float] = lambda: time.monotonic() * 1000,
+        on_offline: Callable[[PartitionLog], object] | None = None,
     ) -> None:
+        """``on_offline(log)`` runs on the loop when a partition goes offline, after the
+        callbacks of the appends that failed with it."""
         self._loop = loop
+        self._on_offline = on_offline
         self._policy = FlushPolicy.from_config(config)
         self._max_batch_bytes = config.message_max_bytes
         self._compression = codec.COMPRESSIONS[config.offsets_topic_compression_codec]
@@ -371,11 +375,14 @@ class GroupCommitWriter:
         """The disk failed under ``log``: no append to it is attempted any more, and those
         written but not yet flushed fail. Returns the error for the appends not yet written."""
         logger.error("%s; the partition is offline: %s", what, cause)
+        first = log.failed is None
         log.failed = cause
         error = AppendError(Errors.KAFKA_STORAGE_ERROR, str(cause))
         for index in waiting.pop(log, []):
             results[index] = (results[index][0], error)
         self._unflushed.discard(log)
+        if first and self._on_offline is not None:
+            results.append((self._on_offline, log))
         return error
 
     @staticmethod
