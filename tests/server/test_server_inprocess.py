@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import struct
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from groupcoord.protocol.messages.metadata import (
 from groupcoord.server import endpoint
 from groupcoord.server.app import Server, ServerOptions
 from groupcoord.server.broker import Broker
+from groupcoord.server.topics import TopicRegistry
 
 CONFIG = Config.from_properties({
     "offsets.topic.num.partitions": 4, "group.initial.rebalance.delay.ms": 0, "num.partitions": 3,
@@ -87,9 +89,11 @@ def test_metadata_auto_creates_topics_and_topics_survive_a_restart(tmp_path: Pat
                 response = await client.call(MetadataRequest(topics=[
                     MetadataRequestTopic(name="declared"), MetadataRequestTopic(name="auto"),
                     MetadataRequestTopic(name="bad name!")]), MetadataResponse, 12)
-            assert [(t.name, t.error_code, len(t.partitions)) for t in response.topics] == [
-                ("declared", 0, 2), ("auto", 0, 3), ("bad name!", Errors.INVALID_TOPIC_EXCEPTION, 0)]
-            assert response.brokers[0].port == server.port
+                assert [(t.name, t.error_code, len(t.partitions)) for t in response.topics] == [
+                    ("declared", 0, 2), ("auto", Errors.LEADER_NOT_AVAILABLE, 0),
+                    ("bad name!", Errors.INVALID_TOPIC_EXCEPTION, 0)], "auto is being created"
+                assert response.brokers[0].port == server.port
+                assert await described(client, "auto") == (0, 3)
         finally:
             await server.stop()
         again = Server(options)
@@ -100,6 +104,52 @@ def test_metadata_auto_creates_topics_and_topics_survive_a_restart(tmp_path: Pat
             assert [(t.name, len(t.partitions)) for t in response.topics] == [("auto", 3), ("declared", 2)]
         finally:
             await again.stop()
+
+    run(main)
+
+
+async def described(client: Client, name: str) -> tuple[int, int]:
+    """Ask for ``name`` until it is no longer being created (bounded): its error and
+    partition count."""
+    for _ in range(500):
+        response = await client.call(
+            MetadataRequest(topics=[MetadataRequestTopic(name=name)]), MetadataResponse, 12)
+        (topic,) = response.topics
+        if topic.error_code != Errors.LEADER_NOT_AVAILABLE:
+            return topic.error_code, len(topic.partitions)
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{name} is still being created")
+
+
+def test_auto_creation_saves_the_topic_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fsync of metadata.json waits for the test to release it, and the test releases it
+    only after the server answered: on the loop, this would deadlock (until the bounded wait
+    fails)."""
+    options = ServerOptions(port=0, data_dir=tmp_path, config=CONFIG)
+    released = threading.Event()
+    save = TopicRegistry._save
+
+    def held_save(self: TopicRegistry, *args: Any) -> None:
+        assert released.wait(5), "metadata.json was saved on the event loop"
+        save(self, *args)
+
+    async def main() -> None:
+        server = Server(options)
+        await server.start()
+        monkeypatch.setattr(TopicRegistry, "_save", held_save)
+        try:
+            async with Client(server.port) as client:
+                response = await client.call(
+                    MetadataRequest(topics=[MetadataRequestTopic(name="auto")]), MetadataResponse, 12)
+                assert response.topics[0].error_code == Errors.LEADER_NOT_AVAILABLE
+                released.set()
+                assert await described(client, "auto") == (0, 3)
+            assert "auto" in (tmp_path / "metadata.json").read_text()
+        finally:
+            released.set()
+            await server.stop()
 
     run(main)
 
