@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from log_faults import fail_disk, slow_close
+from log_faults import corrupt_first_segment, fail_disk, slow_close, write_commits
 
 from groupcoord import codec
 from groupcoord.config import Config
@@ -58,39 +58,12 @@ async def _call(runtime: CoordinatorRuntime, handler: Any, *args: Any) -> Any:
     return await asyncio.wait_for(future, 5)
 
 
-async def _write_commits(data_dir: Path, partition: int, count: int, config: Config) -> None:
-    """``count`` commits of GROUP to ``partition``, then a clean close (recovery point written)."""
-    manager = LogManager(data_dir, config)
-    await manager.start()
-    await manager.open_partition(partition)
-    done: list[Any] = []
-    for offset in range(count):
-        record = offset_commit_record(GROUP, TP, OffsetAndMetadata(offset, "", 1))
-        manager.append(partition, Append([record.encode()], 1), done.append)
-        await asyncio.sleep(0)
-    await wait_until(lambda: len(done) == count, "the commits")
-    assert done == list(range(count))
-    await manager.close()
-
-
-def corrupt_first_segment(partition_dir: Path) -> None:
-    """Flip a byte under the first batch's CRC in the first of several segments (below the
-    recovery point, so opening trusts it and only reading finds it)."""
-    segments = sorted(partition_dir.glob("*.log"))
-    assert len(segments) > 1
-    with open(segments[0], "r+b") as f:
-        f.seek(40)
-        byte = f.read(1)
-        f.seek(40)
-        f.write(bytes([byte[0] ^ 0xFF]))
-
-
 def test_a_failed_load_closes_the_partition_in_the_log(tmp_path: Path) -> None:
     config = CONFIG.with_overrides({"offsets.topic.segment.bytes": "1024"})
 
     async def main() -> None:
         partition = CoordinatorRuntime(config, LogManager(tmp_path, config)).coordinator.partition_for(GROUP)
-        await _write_commits(tmp_path, partition, 40, config)
+        await write_commits(tmp_path, GROUP, partition, 40, config)
         corrupt_first_segment(tmp_path / f"__consumer_offsets-{partition}")
         manager = LogManager(tmp_path, config)
         await manager.start()
@@ -154,7 +127,7 @@ def test_a_partition_that_keeps_failing_to_load_is_retried_with_a_growing_backof
 
     async def main() -> None:
         partition = CoordinatorRuntime(config, LogManager(tmp_path, config)).coordinator.partition_for(GROUP)
-        await _write_commits(tmp_path, partition, 40, config)
+        await write_commits(tmp_path, GROUP, partition, 40, config)
         corrupt_first_segment(tmp_path / f"__consumer_offsets-{partition}")
         manager = LogManager(tmp_path, config)
         await manager.start()
