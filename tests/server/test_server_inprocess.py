@@ -27,6 +27,18 @@ from groupcoord.protocol.messages.metadata import (
     MetadataRequestTopic,
     MetadataResponse,
 )
+from groupcoord.protocol.messages.offset_commit import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+    OffsetCommitResponse,
+)
+from groupcoord.protocol.messages.offset_delete import (
+    OffsetDeleteRequest,
+    OffsetDeleteRequestPartition,
+    OffsetDeleteRequestTopic,
+    OffsetDeleteResponse,
+)
 from groupcoord.server import endpoint
 from groupcoord.server.app import Server, ServerOptions
 from groupcoord.server.broker import Broker
@@ -264,6 +276,41 @@ def test_findcoordinator_stops_naming_this_node_for_a_partition_whose_disk_faile
                         break
                     await asyncio.sleep(0.01)
                 assert await find() == Errors.NONE, "loaded again after the backoff"
+        finally:
+            await server.stop()
+
+    run(main)
+
+
+def test_offset_commit_and_delete_refuse_partitions_a_topic_does_not_have(tmp_path: Path) -> None:
+    """Known is checked per partition, as Kafka's metadata cache does: partition 5 of a
+    two-partition topic is as unknown as a topic never created."""
+    options = ServerOptions(port=0, data_dir=tmp_path, topics=[("declared", 2)], config=CONFIG)
+
+    async def main() -> None:
+        server = Server(options)
+        await server.start()
+        try:
+            assert server.broker is not None
+            await server.broker.runtime.wait_loaded()
+            async with Client(server.port) as client:
+                committed = await client.call(OffsetCommitRequest(group_id="simple", member_id="", topics=[
+                    OffsetCommitRequestTopic(name="declared", partitions=[
+                        OffsetCommitRequestPartition(partition_index=p, committed_offset=7, committed_metadata="")
+                        for p in (0, 5)]),
+                    OffsetCommitRequestTopic(name="never-created", partitions=[
+                        OffsetCommitRequestPartition(partition_index=0, committed_offset=7, committed_metadata="")]),
+                ]), OffsetCommitResponse, 8)
+                assert [(t.name, p.partition_index, p.error_code) for t in committed.topics for p in t.partitions] == [
+                    ("declared", 0, Errors.NONE), ("declared", 5, Errors.UNKNOWN_TOPIC_OR_PARTITION),
+                    ("never-created", 0, Errors.UNKNOWN_TOPIC_OR_PARTITION)]
+                deleted = await client.call(OffsetDeleteRequest(group_id="simple", topics=[
+                    OffsetDeleteRequestTopic(name="declared", partitions=[
+                        OffsetDeleteRequestPartition(partition_index=p) for p in (0, 5)])]),
+                    OffsetDeleteResponse, 0)
+                assert deleted.error_code == Errors.NONE
+                assert [(p.partition_index, p.error_code) for t in deleted.topics for p in t.partitions] == [
+                    (0, Errors.NONE), (5, Errors.UNKNOWN_TOPIC_OR_PARTITION)]
         finally:
             await server.stop()
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from groupcoord.coordinator.results import TopicPartition
 from groupcoord.errors import Errors
 
 log = logging.getLogger(__name__)
@@ -206,3 +207,14 @@ class TopicRegistry:
     def has_partition(self, name: str, partition: int) -> bool:
         topic = self._by_name.get(name)
         return topic is not None and 0 <= partition < topic.partitions
+
+    def split_known(
+        self, partitions: Iterable[TopicPartition]
+    ) -> tuple[list[TopicPartition], list[TopicPartition]]:
+        """``partitions`` split into those that exist here and the others (the answer a
+        request gets for them: UNKNOWN_TOPIC_OR_PARTITION, as Kafka checks its metadata)."""
+        known: list[TopicPartition] = []
+        unknown: list[TopicPartition] = []
+        for tp in partitions:
+            (known if self.has_partition(tp.topic, tp.partition) else unknown).append(tp)
+        return known, unknown
