@@ -39,6 +39,13 @@ from groupcoord.protocol.messages.offset_delete import (
     OffsetDeleteRequestTopic,
     OffsetDeleteResponse,
 )
+from groupcoord.protocol.messages.offset_fetch import (
+    OffsetFetchRequest,
+    OffsetFetchRequestGroup,
+    OffsetFetchRequestTopic,
+    OffsetFetchRequestTopics,
+    OffsetFetchResponse,
+)
 from groupcoord.server import endpoint
 from groupcoord.server.app import Server, ServerOptions
 from groupcoord.server.broker import Broker
@@ -311,6 +318,45 @@ def test_offset_commit_and_delete_refuse_partitions_a_topic_does_not_have(tmp_pa
                 assert deleted.error_code == Errors.NONE
                 assert [(p.partition_index, p.error_code) for t in deleted.topics for p in t.partitions] == [
                     (0, Errors.NONE), (5, Errors.UNKNOWN_TOPIC_OR_PARTITION)]
+        finally:
+            await server.stop()
+
+    run(main)
+
+
+def test_offset_fetch_answers_the_same_partitions_in_every_version(tmp_path: Path) -> None:
+    options = ServerOptions(port=0, data_dir=tmp_path, topics=[("declared", 3)], config=CONFIG)
+
+    async def main() -> None:
+        server = Server(options)
+        await server.start()
+        try:
+            assert server.broker is not None
+            await server.broker.runtime.wait_loaded()
+            async with Client(server.port) as client:
+                await client.call(OffsetCommitRequest(group_id="simple", member_id="", topics=[
+                    OffsetCommitRequestTopic(name="declared", partitions=[
+                        OffsetCommitRequestPartition(partition_index=p, committed_offset=10 + p,
+                                                     committed_leader_epoch=p, committed_metadata=f"m{p}")
+                        for p in (0, 2)])]), OffsetCommitResponse, 8)
+                answers = []
+                for version in (6, 7, 8):
+                    if version >= 8:
+                        request = OffsetFetchRequest(groups=[OffsetFetchRequestGroup(group_id="simple", topics=[
+                            OffsetFetchRequestTopics(name="declared", partition_indexes=[0, 1, 2])])])
+                    else:
+                        request = OffsetFetchRequest(group_id="simple", topics=[
+                            OffsetFetchRequestTopic(name="declared", partition_indexes=[0, 1, 2])])
+                    response = await client.call(request, OffsetFetchResponse, version)
+                    topics = response.groups[0].topics if version >= 8 else response.topics
+                    answers.append([
+                        (t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch,
+                         p.metadata, p.error_code)
+                        for t in topics for p in t.partitions
+                    ])
+                assert answers[0] == [("declared", 0, 10, 0, "m0", 0), ("declared", 1, -1, -1, "", 0),
+                                      ("declared", 2, 12, 2, "m2", 0)]
+                assert answers[1] == answers[0] and answers[2] == answers[0]
         finally:
             await server.stop()
 
