@@ -12,7 +12,8 @@ import asyncio
 import logging
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -58,22 +59,41 @@ async def _call(runtime: CoordinatorRuntime, handler: Any, *args: Any) -> Any:
     return await asyncio.wait_for(future, 5)
 
 
-def test_a_failed_load_closes_the_partition_in_the_log(tmp_path: Path) -> None:
-    config = CONFIG.with_overrides({"offsets.topic.segment.bytes": "1024"})
-
-    async def main() -> None:
-        partition = CoordinatorRuntime(config, LogManager(tmp_path, config)).coordinator.partition_for(GROUP)
-        await write_commits(tmp_path, GROUP, partition, 40, config)
-        corrupt_first_segment(tmp_path / f"__consumer_offsets-{partition}")
-        manager = LogManager(tmp_path, config)
-        await manager.start()
-        runtime = CoordinatorRuntime(config, manager, reload_backoff_s=(30.0, 30.0))
-        await runtime.start([partition])
-        await runtime.wait_loaded()
-        assert partition not in runtime.owned_partitions() | runtime.loading_partitions()
-        assert not manager.is_open(partition), "the failed load left the partition open in the log"
+@asynccontextmanager
+async def on_durable_log(
+    data_dir: Path, config: Config, **runtime_options: Any
+) -> AsyncIterator[tuple[LogManager, CoordinatorRuntime]]:
+    """A started log manager and a runtime on it (not started), both closed on leaving."""
+    manager = LogManager(data_dir, config)
+    await manager.start()
+    runtime = CoordinatorRuntime(config, manager, **runtime_options)
+    try:
+        yield manager, runtime
+    finally:
         await runtime.close()
         await manager.close()
+
+
+CORRUPT = CONFIG.with_overrides({"offsets.topic.segment.bytes": "1024"})
+
+
+async def corrupt_log(data_dir: Path) -> int:
+    """GROUP's partition written over several segments, the first one then corrupted (its
+    load fails); returns the partition."""
+    partition = CoordinatorRuntime(CORRUPT, LogManager(data_dir, CORRUPT)).coordinator.partition_for(GROUP)
+    await write_commits(data_dir, GROUP, partition, 40, CORRUPT)
+    corrupt_first_segment(data_dir / f"__consumer_offsets-{partition}")
+    return partition
+
+
+def test_a_failed_load_closes_the_partition_in_the_log(tmp_path: Path) -> None:
+    async def main() -> None:
+        partition = await corrupt_log(tmp_path)
+        async with on_durable_log(tmp_path, CORRUPT, reload_backoff_s=(30.0, 30.0)) as (manager, runtime):
+            await runtime.start([partition])
+            await runtime.wait_loaded()
+            assert partition not in runtime.owned_partitions() | runtime.loading_partitions()
+            assert not manager.is_open(partition), "the failed load left the partition open in the log"
 
     run(main)
 
@@ -82,9 +102,10 @@ def test_a_disk_failure_gives_the_partition_up_until_it_is_reloaded(tmp_path: Pa
     config = CONFIG.with_overrides({"group.initial.rebalance.delay.ms": "3000"})
 
     async def main() -> None:
-        manager = LogManager(tmp_path, config)
-        await manager.start()
-        runtime = CoordinatorRuntime(config, manager, reload_backoff_s=(0.3, 0.3))
+        async with on_durable_log(tmp_path, config, reload_backoff_s=(0.3, 0.3)) as (manager, runtime):
+            await disk_fails(manager, runtime)
+
+    async def disk_fails(manager: LogManager, runtime: CoordinatorRuntime) -> None:
         c = runtime.coordinator
         partition = c.partition_for(GROUP)
         waiting_group = next(g for g in (f"waiting-{i}" for i in range(1000)) if c.partition_for(g) == partition)
@@ -114,8 +135,6 @@ def test_a_disk_failure_gives_the_partition_up_until_it_is_reloaded(tmp_path: Pa
         error, offsets = c.handle_fetch_offsets(GROUP, False, [TP])
         assert error == Errors.NONE and offsets[TP].offset == 1, "the failed commit is not there"
         assert await commit(3) == Errors.NONE
-        await runtime.close()
-        await manager.close()
 
     run(main)
 
@@ -123,29 +142,21 @@ def test_a_disk_failure_gives_the_partition_up_until_it_is_reloaded(tmp_path: Pa
 def test_a_partition_that_keeps_failing_to_load_is_retried_with_a_growing_backoff(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    config = CONFIG.with_overrides({"offsets.topic.segment.bytes": "1024"})
-
     async def main() -> None:
-        partition = CoordinatorRuntime(config, LogManager(tmp_path, config)).coordinator.partition_for(GROUP)
-        await write_commits(tmp_path, GROUP, partition, 40, config)
-        corrupt_first_segment(tmp_path / f"__consumer_offsets-{partition}")
-        manager = LogManager(tmp_path, config)
-        await manager.start()
-        runtime = CoordinatorRuntime(config, manager, reload_backoff_s=(0.05, 0.1))
-        with caplog.at_level(logging.WARNING, logger="groupcoord.coordinator.runtime"):
-            await runtime.start([partition])
-            await wait_until(lambda: "attempt 3" in caplog.text, "three failed loads")
-            assert partition in runtime.offline_partitions()
-            # Given away, it is not retried any more.
-            await runtime.set_owned_partitions([])
-            assert runtime.offline_partitions() == set() and not manager.is_open(partition)
-            attempts = caplog.text.count("loading it again")
-            await asyncio.sleep(0.3)
-            assert caplog.text.count("loading it again") == attempts
-        delays = re.findall(r"loading it again in ([0-9.]+) s", caplog.text)
-        assert delays[:3] == ["0.05", "0.1", "0.1"], "doubling, up to the bound"
-        await runtime.close()
-        await manager.close()
+        partition = await corrupt_log(tmp_path)
+        async with on_durable_log(tmp_path, CORRUPT, reload_backoff_s=(0.05, 0.1)) as (manager, runtime):
+            with caplog.at_level(logging.WARNING, logger="groupcoord.coordinator.runtime"):
+                await runtime.start([partition])
+                await wait_until(lambda: "attempt 3" in caplog.text, "three failed loads")
+                assert partition in runtime.offline_partitions()
+                # Given away, it is not retried any more.
+                await runtime.set_owned_partitions([])
+                assert runtime.offline_partitions() == set() and not manager.is_open(partition)
+                attempts = caplog.text.count("loading it again")
+                await asyncio.sleep(0.3)
+                assert caplog.text.count("loading it again") == attempts
+            delays = re.findall(r"loading it again in ([0-9.]+) s", caplog.text)
+            assert delays[:3] == ["0.05", "0.1", "0.1"], "doubling, up to the bound"
 
     run(main)
 
@@ -155,44 +166,36 @@ UNFLUSHED = CONFIG.with_overrides({"log.flush.interval.messages": "1000"})
 
 def test_overlapping_ownership_changes_run_one_after_the_other(tmp_path: Path) -> None:
     async def main() -> None:
-        manager = LogManager(tmp_path, UNFLUSHED)
-        await manager.start()
-        runtime = CoordinatorRuntime(UNFLUSHED, manager)
-        await runtime.start([0, 1])
-        await runtime.wait_loaded()
-        for partition in (0, 1):
-            slow_close(manager, partition, 0.2)
-        # The second change starts while the first is still closing partition 0.
-        first = asyncio.ensure_future(runtime.set_owned_partitions([2]))
-        await asyncio.sleep(0.05)
-        await runtime.set_owned_partitions([3])
-        await first
-        await runtime.wait_loaded()
-        assert runtime.owned_partitions() == {3}, "the later change wins"
-        assert manager.open_partitions() == [3]
-        await runtime.close()
-        await manager.close()
+        async with on_durable_log(tmp_path, UNFLUSHED) as (manager, runtime):
+            await runtime.start([0, 1])
+            await runtime.wait_loaded()
+            for partition in (0, 1):
+                slow_close(manager, partition, 0.2)
+            # The second change starts while the first is still closing partition 0.
+            first = asyncio.ensure_future(runtime.set_owned_partitions([2]))
+            await asyncio.sleep(0.05)
+            await runtime.set_owned_partitions([3])
+            await first
+            await runtime.wait_loaded()
+            assert runtime.owned_partitions() == {3}, "the later change wins"
+            assert manager.open_partitions() == [3]
 
     run(main)
 
 
 def test_a_cancelled_ownership_change_still_closes_the_partition(tmp_path: Path) -> None:
     async def main() -> None:
-        manager = LogManager(tmp_path, UNFLUSHED)
-        await manager.start()
-        runtime = CoordinatorRuntime(UNFLUSHED, manager)
-        await runtime.start([0, 1])
-        await runtime.wait_loaded()
-        log = slow_close(manager, 0, 0.3)
-        change = asyncio.ensure_future(runtime.set_owned_partitions([1]))
-        await asyncio.sleep(0.05)  # inside the close: the log is no longer the manager's
-        change.cancel()
-        await asyncio.gather(change, return_exceptions=True)
-        await wait_until(lambda: log.closed and manager.recovery_points.get(0) == log.next_offset,
-                         "the partition's files to be closed and its recovery point written")
-        assert runtime.owned_partitions() == {1} and manager.open_partitions() == [1]
-        await runtime.close()
-        await manager.close()
+        async with on_durable_log(tmp_path, UNFLUSHED) as (manager, runtime):
+            await runtime.start([0, 1])
+            await runtime.wait_loaded()
+            log = slow_close(manager, 0, 0.3)
+            change = asyncio.ensure_future(runtime.set_owned_partitions([1]))
+            await asyncio.sleep(0.05)  # inside the close: the log is no longer the manager's
+            change.cancel()
+            await asyncio.gather(change, return_exceptions=True)
+            await wait_until(lambda: log.closed and manager.recovery_points.get(0) == log.next_offset,
+                             "the partition's files to be closed and its recovery point written")
+            assert runtime.owned_partitions() == {1} and manager.open_partitions() == [1]
 
     run(main)
 

@@ -7,6 +7,8 @@ import asyncio
 import json
 import struct
 import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +97,20 @@ async def http(port: int, method: str, path: str, body: Any = None) -> tuple[int
 
 def run(main: Any) -> None:
     asyncio.run(asyncio.wait_for(main(), 60))
+
+
+@asynccontextmanager
+async def serving(options: ServerOptions) -> AsyncIterator[tuple[Server, Broker, Client]]:
+    """The server, started with its partitions loaded, and a client connected to it."""
+    server = Server(options)
+    await server.start()
+    try:
+        assert server.broker is not None
+        await server.broker.runtime.wait_loaded()
+        async with Client(server.port) as client:
+            yield server, server.broker, client
+    finally:
+        await server.stop()
 
 
 def test_metadata_auto_creates_topics_and_topics_survive_a_restart(tmp_path: Path) -> None:
@@ -295,31 +311,24 @@ def test_offset_commit_and_delete_refuse_partitions_a_topic_does_not_have(tmp_pa
     options = ServerOptions(port=0, data_dir=tmp_path, topics=[("declared", 2)], config=CONFIG)
 
     async def main() -> None:
-        server = Server(options)
-        await server.start()
-        try:
-            assert server.broker is not None
-            await server.broker.runtime.wait_loaded()
-            async with Client(server.port) as client:
-                committed = await client.call(OffsetCommitRequest(group_id="simple", member_id="", topics=[
-                    OffsetCommitRequestTopic(name="declared", partitions=[
-                        OffsetCommitRequestPartition(partition_index=p, committed_offset=7, committed_metadata="")
-                        for p in (0, 5)]),
-                    OffsetCommitRequestTopic(name="never-created", partitions=[
-                        OffsetCommitRequestPartition(partition_index=0, committed_offset=7, committed_metadata="")]),
-                ]), OffsetCommitResponse, 8)
-                assert [(t.name, p.partition_index, p.error_code) for t in committed.topics for p in t.partitions] == [
-                    ("declared", 0, Errors.NONE), ("declared", 5, Errors.UNKNOWN_TOPIC_OR_PARTITION),
-                    ("never-created", 0, Errors.UNKNOWN_TOPIC_OR_PARTITION)]
-                deleted = await client.call(OffsetDeleteRequest(group_id="simple", topics=[
-                    OffsetDeleteRequestTopic(name="declared", partitions=[
-                        OffsetDeleteRequestPartition(partition_index=p) for p in (0, 5)])]),
-                    OffsetDeleteResponse, 0)
-                assert deleted.error_code == Errors.NONE
-                assert [(p.partition_index, p.error_code) for t in deleted.topics for p in t.partitions] == [
-                    (0, Errors.NONE), (5, Errors.UNKNOWN_TOPIC_OR_PARTITION)]
-        finally:
-            await server.stop()
+        async with serving(options) as (_, _, client):
+            committed = await client.call(OffsetCommitRequest(group_id="simple", member_id="", topics=[
+                OffsetCommitRequestTopic(name="declared", partitions=[
+                    OffsetCommitRequestPartition(partition_index=p, committed_offset=7, committed_metadata="")
+                    for p in (0, 5)]),
+                OffsetCommitRequestTopic(name="never-created", partitions=[
+                    OffsetCommitRequestPartition(partition_index=0, committed_offset=7, committed_metadata="")]),
+            ]), OffsetCommitResponse, 8)
+            assert [(t.name, p.partition_index, p.error_code) for t in committed.topics for p in t.partitions] == [
+                ("declared", 0, Errors.NONE), ("declared", 5, Errors.UNKNOWN_TOPIC_OR_PARTITION),
+                ("never-created", 0, Errors.UNKNOWN_TOPIC_OR_PARTITION)]
+            deleted = await client.call(OffsetDeleteRequest(group_id="simple", topics=[
+                OffsetDeleteRequestTopic(name="declared", partitions=[
+                    OffsetDeleteRequestPartition(partition_index=p) for p in (0, 5)])]),
+                OffsetDeleteResponse, 0)
+            assert deleted.error_code == Errors.NONE
+            assert [(p.partition_index, p.error_code) for t in deleted.topics for p in t.partitions] == [
+                (0, Errors.NONE), (5, Errors.UNKNOWN_TOPIC_OR_PARTITION)]
 
     run(main)
 
@@ -328,36 +337,29 @@ def test_offset_fetch_answers_the_same_partitions_in_every_version(tmp_path: Pat
     options = ServerOptions(port=0, data_dir=tmp_path, topics=[("declared", 3)], config=CONFIG)
 
     async def main() -> None:
-        server = Server(options)
-        await server.start()
-        try:
-            assert server.broker is not None
-            await server.broker.runtime.wait_loaded()
-            async with Client(server.port) as client:
-                await client.call(OffsetCommitRequest(group_id="simple", member_id="", topics=[
-                    OffsetCommitRequestTopic(name="declared", partitions=[
-                        OffsetCommitRequestPartition(partition_index=p, committed_offset=10 + p,
-                                                     committed_leader_epoch=p, committed_metadata=f"m{p}")
-                        for p in (0, 2)])]), OffsetCommitResponse, 8)
-                answers = []
-                for version in (6, 7, 8):
-                    if version >= 8:
-                        request = OffsetFetchRequest(groups=[OffsetFetchRequestGroup(group_id="simple", topics=[
-                            OffsetFetchRequestTopics(name="declared", partition_indexes=[0, 1, 2])])])
-                    else:
-                        request = OffsetFetchRequest(group_id="simple", topics=[
-                            OffsetFetchRequestTopic(name="declared", partition_indexes=[0, 1, 2])])
-                    response = await client.call(request, OffsetFetchResponse, version)
-                    topics = response.groups[0].topics if version >= 8 else response.topics
-                    answers.append([
-                        (t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch,
-                         p.metadata, p.error_code)
-                        for t in topics for p in t.partitions
-                    ])
-                assert answers[0] == [("declared", 0, 10, 0, "m0", 0), ("declared", 1, -1, -1, "", 0),
-                                      ("declared", 2, 12, 2, "m2", 0)]
-                assert answers[1] == answers[0] and answers[2] == answers[0]
-        finally:
-            await server.stop()
+        async with serving(options) as (_, _, client):
+            await client.call(OffsetCommitRequest(group_id="simple", member_id="", topics=[
+                OffsetCommitRequestTopic(name="declared", partitions=[
+                    OffsetCommitRequestPartition(partition_index=p, committed_offset=10 + p,
+                                                 committed_leader_epoch=p, committed_metadata=f"m{p}")
+                    for p in (0, 2)])]), OffsetCommitResponse, 8)
+            answers = []
+            for version in (6, 7, 8):
+                if version >= 8:
+                    request = OffsetFetchRequest(groups=[OffsetFetchRequestGroup(group_id="simple", topics=[
+                        OffsetFetchRequestTopics(name="declared", partition_indexes=[0, 1, 2])])])
+                else:
+                    request = OffsetFetchRequest(group_id="simple", topics=[
+                        OffsetFetchRequestTopic(name="declared", partition_indexes=[0, 1, 2])])
+                response = await client.call(request, OffsetFetchResponse, version)
+                topics = response.groups[0].topics if version >= 8 else response.topics
+                answers.append([
+                    (t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch,
+                     p.metadata, p.error_code)
+                    for t in topics for p in t.partitions
+                ])
+            assert answers[0] == [("declared", 0, 10, 0, "m0", 0), ("declared", 1, -1, -1, "", 0),
+                                  ("declared", 2, 12, 2, "m2", 0)]
+            assert answers[1] == answers[0] and answers[2] == answers[0]
 
     run(main)
