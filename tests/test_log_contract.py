@@ -39,9 +39,13 @@ def offset_record(group: str, partition: int, offset: int) -> tuple[bytes, bytes
 class Harness:
     """Drives one implementation: append, let the appends complete, read back."""
 
-    def __init__(self, writer: Any, settle: Callable[[], Awaitable[None]]) -> None:
+    def __init__(
+        self, writer: Any, settle: Callable[[], Awaitable[None]], log_bytes: Callable[[int], bytes]
+    ) -> None:
         self.writer = writer
         self._settle = settle
+        self.log_bytes = log_bytes
+        """The partition's batches as its segment files hold them."""
         self.results: list[tuple[int, int, int | AppendError]] = []
         self.threads: set[int] = set()
         self._made = 0
@@ -83,7 +87,7 @@ async def memory_harness(tmp_path: Path) -> AsyncIterator[Harness]:
     async def settle() -> None:
         log.complete_pending()
 
-    yield Harness(log, settle)
+    yield Harness(log, settle, log.segment_bytes)
 
 
 @asynccontextmanager
@@ -100,7 +104,10 @@ async def durable_harness(tmp_path: Path) -> AsyncIterator[Harness]:
                 return
             await asyncio.sleep(0.005)
 
-    harness = Harness(manager, settle)
+    def log_bytes(partition: int) -> bytes:
+        return b"".join(s.path.read_bytes() for s in manager.partition_log(partition).segments)
+
+    harness = Harness(manager, settle, log_bytes)
     try:
         yield harness
     finally:
@@ -218,3 +225,30 @@ def test_an_append_without_records_is_refused_at_construction() -> None:
         Append([], 1)
     with pytest.raises(ValueError):
         Append([offset_record("g", 0, 1)], 1, producer_id=3, control="commit")
+
+
+def test_both_logs_write_identical_bytes(tmp_path: Path) -> None:
+    """One append per turn (the durable log merges a turn's plain appends; the in-memory log
+    never does): every kind of append becomes the same batch in both logs."""
+    appends = [
+        Append([offset_record("g", 0, 1)], 10),
+        Append([offset_record("g", 1, 2), (offset_record("g", 2, 3)[0], None)], 11),
+        Append([offset_record("g", 3, 4)], 12, producer_id=9, producer_epoch=2, transactional=True),
+        Append([], 13, producer_id=9, producer_epoch=2, control="abort", coordinator_epoch=4),
+        Append([offset_record("g", 0, 5)], 14),
+    ]
+
+    async def written(factory: Callable[[Path], Any], directory: Path) -> bytes:
+        async with factory(directory) as h:
+            for append in appends:
+                h.append(7, append)
+                await h.settle()
+            return bytes(h.log_bytes(7))
+
+    async def main() -> None:
+        memory = await written(memory_harness, tmp_path / "memory")
+        durable = await written(durable_harness, tmp_path / "durable")
+        assert len(codec.read_batches(memory)) == len(appends)
+        assert memory == durable
+
+    asyncio.run(main())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -144,6 +145,72 @@ def test_a_failing_disk_takes_the_partition_offline_with_kafka_storage_error(tmp
         await reopened.open_partition(0)
         assert [r.offset for chunk in reopened.read(0) for r in chunk] == [0]
         await reopened.close()
+
+    run(body)
+
+
+@pytest.mark.parametrize("broken", ["append", "flush"])
+def test_an_unexpected_error_in_the_writer_fails_the_appends_and_the_writer_goes_on(
+    tmp_path: Path, broken: str
+) -> None:
+    """A bug (not an OSError) while writing or fsyncing one partition: its appends fail with
+    KAFKA_STORAGE_ERROR and it goes offline, and the writer thread keeps serving the others."""
+
+    def bug(*args: object) -> None:
+        raise RuntimeError(f"a bug in {broken}")
+
+    async def body() -> None:
+        manager = LogManager(tmp_path, config())
+        await manager.start()
+        await manager.open_partition(0)
+        await manager.open_partition(1)
+        log = manager.partition_log(0)
+        setattr(log, broken, bug)
+        done: dict[str, Any] = {}
+        manager.append(0, Append([commit("g", 0, 1)], 1), lambda r: done.__setitem__("broken", r))
+        await wait_for(lambda: "broken" in done, "the append to the broken partition")
+        assert isinstance(done["broken"], AppendError) and done["broken"].error == Errors.KAFKA_STORAGE_ERROR
+        assert isinstance(log.failed, RuntimeError)
+        manager.append(1, Append([commit("g", 0, 2)], 1), lambda r: done.__setitem__("other", r))
+        manager.append(0, Append([commit("g", 0, 3)], 1), lambda r: done.__setitem__("after", r))
+        await wait_for(lambda: "other" in done and "after" in done, "the later appends")
+        assert done["other"] == 0, "the writer thread is alive"
+        assert isinstance(done["after"], AppendError) and done["after"].error == Errors.KAFKA_STORAGE_ERROR
+        await manager.close()
+
+    run(body)
+
+
+def test_an_append_slower_than_offsets_commit_timeout_answers_request_timed_out(tmp_path: Path) -> None:
+    """An fsync that hangs: the append's callback gets REQUEST_TIMED_OUT after
+    offsets.commit.timeout.ms, once; the write still completes later and is durable."""
+
+    async def body() -> None:
+        manager = LogManager(tmp_path, config(**{"offsets.commit.timeout.ms": "200"}))
+        await manager.start()
+        await manager.open_partition(0)
+        log = manager.partition_log(0)
+        disk_back = threading.Event()
+        real_flush = log.flush
+
+        def hanging_flush(now_ms: float = 0.0) -> None:
+            assert disk_back.wait(10), "the test never released the flush"
+            real_flush(now_ms)
+
+        log.flush = hanging_flush  # type: ignore[method-assign]
+        results: list[Any] = []
+        manager.append(0, Append([commit("g", 0, 1)], 1), results.append)
+        await wait_for(lambda: bool(results), "the timeout")
+        assert isinstance(results[0], AppendError) and results[0].error == Errors.REQUEST_TIMED_OUT
+        disk_back.set()
+        later: list[Any] = []
+        manager.append(0, Append([commit("g", 0, 2)], 2), later.append)
+        await wait_for(lambda: bool(later), "the next append")
+        assert later == [1], "the timed-out append was written before it"
+        assert len(results) == 1, "the late completion is ignored"
+        await manager.close()
+        reopened = LogManager(tmp_path, config())
+        assert [r.offset for chunk in reopened.read(0) for r in chunk] == [0, 1]
 
     run(body)
 

@@ -9,6 +9,9 @@ from pathlib import Path
 from groupcoord.config import Config, read_properties
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="groupcoord", description="A Kafka-compatible consumer-group coordinator."
@@ -59,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--metrics-port", type=int,
                        help="serve /metrics and /admin/owned-partitions over HTTP on this port")
     add_config_arguments(serve)
-    serve.add_argument("--log-level", default="INFO", help="INFO (default), DEBUG, WARNING...")
+    serve.add_argument("--log-level", default="INFO", type=str.upper, choices=LOG_LEVELS,
+                       help="INFO (default), DEBUG, WARNING, ERROR or CRITICAL")
     serve.add_argument("--log-format", choices=("text", "json"), default="text",
                        help="text lines (default) or one JSON object per line")
     return parser
@@ -82,17 +86,28 @@ def config_from_arguments(args: argparse.Namespace) -> Config:
     return Config.from_properties(properties)
 
 
+def load_config(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Config:
+    """The settings of ``--config`` and ``--set``; a file that cannot be read or a bad
+    setting ends the command with the reason (exit status 2)."""
+    try:
+        return config_from_arguments(args)
+    except OSError as error:
+        parser.error(f"cannot read --config {args.config}: {error.strerror or error}")
+    except ValueError as error:
+        parser.error(str(error))
+
+
 def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     from groupcoord.server import logs
     from groupcoord.server.app import ServerOptions, run
     from groupcoord.server.topics import parse_topic_spec
 
+    config = load_config(parser, args)
     try:
-        config = config_from_arguments(args)
         if args.node_id is not None:
             config = config.with_overrides({"node.id": args.node_id})
         topics = [parse_topic_spec(spec) for spec in args.topic]
-    except (OSError, ValueError) as error:
+    except ValueError as error:
         parser.error(str(error))
     for name in config.extra:
         print(f"groupcoord serve: ignoring unknown setting {name}", file=sys.stderr)
@@ -120,11 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "inspect":
         from groupcoord import inspect
 
-        try:
-            config = config_from_arguments(args)
-        except ValueError as e:
-            parser.error(str(e))
-        return inspect.main(args.data_dir, config, as_json=args.json)
+        return inspect.main(args.data_dir, load_config(parser, args), as_json=args.json)
     parser.error(f"unknown command {args.command!r}")
     return 2
 

@@ -49,7 +49,8 @@ CONFIG_DEFS: tuple[ConfigDef, ...] = (
     ConfigDef("offsets.retention.check.interval.ms", int, 600_000,
               "How often expired offsets are looked for.", 1),
     ConfigDef("offsets.commit.timeout.ms", int, 5000,
-              "How long a commit may wait for its append.", 1),
+              "How long an append to __consumer_offsets may take before it fails with "
+              "REQUEST_TIMED_OUT (it may still be written).", 1),
     ConfigDef("offset.metadata.max.bytes", int, 4096,
               "The longest metadata string an offset commit may carry.", 0),
     ConfigDef("message.max.bytes", int, 1_048_588,

@@ -6,12 +6,18 @@ from __future__ import annotations
 import asyncio
 import json
 import struct
+import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+from log_faults import fail_disk, slow_close
 from protocol_values import request_frame
 
 from groupcoord.config import Config
+from groupcoord.coordinator import OffsetAndMetadata, TopicPartition
 from groupcoord.errors import Errors
 from groupcoord.protocol import Request, Response, decode_response
 from groupcoord.protocol.messages.find_coordinator import (
@@ -23,8 +29,29 @@ from groupcoord.protocol.messages.metadata import (
     MetadataRequestTopic,
     MetadataResponse,
 )
+from groupcoord.protocol.messages.offset_commit import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+    OffsetCommitResponse,
+)
+from groupcoord.protocol.messages.offset_delete import (
+    OffsetDeleteRequest,
+    OffsetDeleteRequestPartition,
+    OffsetDeleteRequestTopic,
+    OffsetDeleteResponse,
+)
+from groupcoord.protocol.messages.offset_fetch import (
+    OffsetFetchRequest,
+    OffsetFetchRequestGroup,
+    OffsetFetchRequestTopic,
+    OffsetFetchRequestTopics,
+    OffsetFetchResponse,
+)
+from groupcoord.server import endpoint
 from groupcoord.server.app import Server, ServerOptions
 from groupcoord.server.broker import Broker
+from groupcoord.server.topics import TopicRegistry
 
 CONFIG = Config.from_properties({
     "offsets.topic.num.partitions": 4, "group.initial.rebalance.delay.ms": 0, "num.partitions": 3,
@@ -72,6 +99,20 @@ def run(main: Any) -> None:
     asyncio.run(asyncio.wait_for(main(), 60))
 
 
+@asynccontextmanager
+async def serving(options: ServerOptions) -> AsyncIterator[tuple[Server, Broker, Client]]:
+    """The server, started with its partitions loaded, and a client connected to it."""
+    server = Server(options)
+    await server.start()
+    try:
+        assert server.broker is not None
+        await server.broker.runtime.wait_loaded()
+        async with Client(server.port) as client:
+            yield server, server.broker, client
+    finally:
+        await server.stop()
+
+
 def test_metadata_auto_creates_topics_and_topics_survive_a_restart(tmp_path: Path) -> None:
     options = ServerOptions(port=0, data_dir=tmp_path, topics=[("declared", 2)], config=CONFIG)
 
@@ -83,9 +124,11 @@ def test_metadata_auto_creates_topics_and_topics_survive_a_restart(tmp_path: Pat
                 response = await client.call(MetadataRequest(topics=[
                     MetadataRequestTopic(name="declared"), MetadataRequestTopic(name="auto"),
                     MetadataRequestTopic(name="bad name!")]), MetadataResponse, 12)
-            assert [(t.name, t.error_code, len(t.partitions)) for t in response.topics] == [
-                ("declared", 0, 2), ("auto", 0, 3), ("bad name!", Errors.INVALID_TOPIC_EXCEPTION, 0)]
-            assert response.brokers[0].port == server.port
+                assert [(t.name, t.error_code, len(t.partitions)) for t in response.topics] == [
+                    ("declared", 0, 2), ("auto", Errors.LEADER_NOT_AVAILABLE, 0),
+                    ("bad name!", Errors.INVALID_TOPIC_EXCEPTION, 0)], "auto is being created"
+                assert response.brokers[0].port == server.port
+                assert await described(client, "auto") == (0, 3)
         finally:
             await server.stop()
         again = Server(options)
@@ -96,6 +139,52 @@ def test_metadata_auto_creates_topics_and_topics_survive_a_restart(tmp_path: Pat
             assert [(t.name, len(t.partitions)) for t in response.topics] == [("auto", 3), ("declared", 2)]
         finally:
             await again.stop()
+
+    run(main)
+
+
+async def described(client: Client, name: str) -> tuple[int, int]:
+    """Ask for ``name`` until it is no longer being created (bounded): its error and
+    partition count."""
+    for _ in range(500):
+        response = await client.call(
+            MetadataRequest(topics=[MetadataRequestTopic(name=name)]), MetadataResponse, 12)
+        (topic,) = response.topics
+        if topic.error_code != Errors.LEADER_NOT_AVAILABLE:
+            return topic.error_code, len(topic.partitions)
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{name} is still being created")
+
+
+def test_auto_creation_saves_the_topic_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fsync of metadata.json waits for the test to release it, and the test releases it
+    only after the server answered: on the loop, this would deadlock (until the bounded wait
+    fails)."""
+    options = ServerOptions(port=0, data_dir=tmp_path, config=CONFIG)
+    released = threading.Event()
+    save = TopicRegistry._save
+
+    def held_save(self: TopicRegistry, *args: Any) -> None:
+        assert released.wait(5), "metadata.json was saved on the event loop"
+        save(self, *args)
+
+    async def main() -> None:
+        server = Server(options)
+        await server.start()
+        monkeypatch.setattr(TopicRegistry, "_save", held_save)
+        try:
+            async with Client(server.port) as client:
+                response = await client.call(
+                    MetadataRequest(topics=[MetadataRequestTopic(name="auto")]), MetadataResponse, 12)
+                assert response.topics[0].error_code == Errors.LEADER_NOT_AVAILABLE
+                released.set()
+                assert await described(client, "auto") == (0, 3)
+            assert "auto" in (tmp_path / "metadata.json").read_text()
+        finally:
+            released.set()
+            await server.stop()
 
     run(main)
 
@@ -127,7 +216,7 @@ async def ownership_moves(broker: Broker, metrics_port: int, client: Client) -> 
 
     assert await find() == Errors.NONE
     status, state = await http(metrics_port, "GET", "/admin/owned-partitions")
-    assert (status, state) == (200, {"owned": [0, 1, 2, 3], "loading": []})
+    assert (status, state) == (200, {"owned": [0, 1, 2, 3], "loading": [], "offline": []})
     others = [p for p in range(4) if p != partition]
     status, state = await http(metrics_port, "PUT", "/admin/owned-partitions", others)
     assert status == 200 and partition not in state["owned"] + state["loading"]
@@ -143,3 +232,134 @@ async def ownership_moves(broker: Broker, metrics_port: int, client: Client) -> 
     assert 'groupcoord_requests_total{api="FindCoordinator"} 3' in text
     assert 'groupcoord_partitions{status="owned"} 4' in text
     assert 'groupcoord_groups{state="Stable"} 0' in text
+
+
+def test_an_ownership_change_slower_than_the_read_timeout_still_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only reading the request is timed: a PUT whose unload waits on a slow fsync answers
+    once it is done, and the partition is closed in the log with its recovery point."""
+    monkeypatch.setattr(endpoint, "READ_TIMEOUT_S", 0.2)
+    config = CONFIG.with_overrides({"log.flush.interval.messages": "1000"})
+    options = ServerOptions(port=0, data_dir=tmp_path, metrics_port=0, config=config)
+
+    async def main() -> None:
+        server = Server(options)
+        await server.start()
+        assert server.metrics_port is not None and server.broker is not None
+        manager = server._log
+        assert manager is not None
+        try:
+            await server.broker.runtime.wait_loaded()
+            log = slow_close(manager, 0, 0.5)
+            status, state = await http(server.metrics_port, "PUT", "/admin/owned-partitions", [1, 2, 3])
+            assert (status, state) == (200, {"owned": [1, 2, 3], "loading": [], "offline": []})
+            assert log.closed and manager.recovery_points.get(0) == log.next_offset
+        finally:
+            await server.stop()
+
+    run(main)
+
+
+def test_findcoordinator_stops_naming_this_node_for_a_partition_whose_disk_failed(tmp_path: Path) -> None:
+    """A failed write gives the partition up: FindCoordinator answers
+    COORDINATOR_NOT_AVAILABLE (as Kafka does for a partition without a leader) until it is
+    loaded again."""
+    options = ServerOptions(port=0, data_dir=tmp_path, metrics_port=0, config=CONFIG)
+
+    async def main() -> None:
+        server = Server(options)
+        await server.start()
+        assert server.metrics_port is not None and server.broker is not None and server._log is not None
+        runtime = server.broker.runtime
+        runtime.reload_backoff_s = (1.0, 1.0)
+        coordinator = server.broker.coordinator
+        partition = coordinator.partition_for("g")
+        try:
+            await runtime.wait_loaded()
+            async with Client(server.port) as client:
+
+                async def find() -> int:
+                    response = await client.call(
+                        FindCoordinatorRequest(coordinator_keys=["g"]), FindCoordinatorResponse, 4)
+                    return int(response.coordinators[0].error_code)
+
+                assert await find() == Errors.NONE
+                fail_disk(server._log, partition)
+                committed: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+                coordinator.handle_commit_offsets(
+                    "g", "", None, -1, {TopicPartition("t", 0): OffsetAndMetadata(1, "", 1)},
+                    committed.set_result)
+                assert await asyncio.wait_for(committed, 5) == {TopicPartition("t", 0): Errors.NOT_COORDINATOR}
+                assert await find() == Errors.COORDINATOR_NOT_AVAILABLE
+                status, state = await http(server.metrics_port, "GET", "/admin/owned-partitions")
+                assert status == 200 and state["offline"] == [partition]
+                for _ in range(500):
+                    if partition in runtime.owned_partitions():
+                        break
+                    await asyncio.sleep(0.01)
+                assert await find() == Errors.NONE, "loaded again after the backoff"
+        finally:
+            await server.stop()
+
+    run(main)
+
+
+def test_offset_commit_and_delete_refuse_partitions_a_topic_does_not_have(tmp_path: Path) -> None:
+    """Known is checked per partition, as Kafka's metadata cache does: partition 5 of a
+    two-partition topic is as unknown as a topic never created."""
+    options = ServerOptions(port=0, data_dir=tmp_path, topics=[("declared", 2)], config=CONFIG)
+
+    async def main() -> None:
+        async with serving(options) as (_, _, client):
+            committed = await client.call(OffsetCommitRequest(group_id="simple", member_id="", topics=[
+                OffsetCommitRequestTopic(name="declared", partitions=[
+                    OffsetCommitRequestPartition(partition_index=p, committed_offset=7, committed_metadata="")
+                    for p in (0, 5)]),
+                OffsetCommitRequestTopic(name="never-created", partitions=[
+                    OffsetCommitRequestPartition(partition_index=0, committed_offset=7, committed_metadata="")]),
+            ]), OffsetCommitResponse, 8)
+            assert [(t.name, p.partition_index, p.error_code) for t in committed.topics for p in t.partitions] == [
+                ("declared", 0, Errors.NONE), ("declared", 5, Errors.UNKNOWN_TOPIC_OR_PARTITION),
+                ("never-created", 0, Errors.UNKNOWN_TOPIC_OR_PARTITION)]
+            deleted = await client.call(OffsetDeleteRequest(group_id="simple", topics=[
+                OffsetDeleteRequestTopic(name="declared", partitions=[
+                    OffsetDeleteRequestPartition(partition_index=p) for p in (0, 5)])]),
+                OffsetDeleteResponse, 0)
+            assert deleted.error_code == Errors.NONE
+            assert [(p.partition_index, p.error_code) for t in deleted.topics for p in t.partitions] == [
+                (0, Errors.NONE), (5, Errors.UNKNOWN_TOPIC_OR_PARTITION)]
+
+    run(main)
+
+
+def test_offset_fetch_answers_the_same_partitions_in_every_version(tmp_path: Path) -> None:
+    options = ServerOptions(port=0, data_dir=tmp_path, topics=[("declared", 3)], config=CONFIG)
+
+    async def main() -> None:
+        async with serving(options) as (_, _, client):
+            await client.call(OffsetCommitRequest(group_id="simple", member_id="", topics=[
+                OffsetCommitRequestTopic(name="declared", partitions=[
+                    OffsetCommitRequestPartition(partition_index=p, committed_offset=10 + p,
+                                                 committed_leader_epoch=p, committed_metadata=f"m{p}")
+                    for p in (0, 2)])]), OffsetCommitResponse, 8)
+            answers = []
+            for version in (6, 7, 8):
+                if version >= 8:
+                    request = OffsetFetchRequest(groups=[OffsetFetchRequestGroup(group_id="simple", topics=[
+                        OffsetFetchRequestTopics(name="declared", partition_indexes=[0, 1, 2])])])
+                else:
+                    request = OffsetFetchRequest(group_id="simple", topics=[
+                        OffsetFetchRequestTopic(name="declared", partition_indexes=[0, 1, 2])])
+                response = await client.call(request, OffsetFetchResponse, version)
+                topics = response.groups[0].topics if version >= 8 else response.topics
+                answers.append([
+                    (t.name, p.partition_index, p.committed_offset, p.committed_leader_epoch,
+                     p.metadata, p.error_code)
+                    for t in topics for p in t.partitions
+                ])
+            assert answers[0] == [("declared", 0, 10, 0, "m0", 0), ("declared", 1, -1, -1, "", 0),
+                                  ("declared", 2, 12, 2, "m2", 0)]
+            assert answers[1] == answers[0] and answers[2] == answers[0]
+
+    run(main)

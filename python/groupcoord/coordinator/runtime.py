@@ -11,7 +11,12 @@
   COORDINATOR_LOAD_IN_PROGRESS; progress is logged for long loads;
 * changes ownership at run time (:meth:`CoordinatorRuntime.set_owned_partitions`, the admin
   call): partitions gained are loaded, partitions lost are unloaded (their waiting members get
-  NOT_COORDINATOR) and closed in the log.
+  NOT_COORDINATOR) and closed in the log;
+* gives up a partition it cannot serve, as Kafka takes an offline log's partitions away: when
+  the log reports the partition failed (a write or fsync failed), or its load failed, it is
+  unloaded and closed in the log (FindCoordinator answers COORDINATOR_NOT_AVAILABLE for its
+  groups meanwhile), then reloaded after a backoff that doubles up to a bound, for as long
+  as the partition is wanted here; every failure and retry is logged.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time as _time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Protocol
 
 from groupcoord import codec
@@ -41,6 +46,11 @@ class PartitionLogs(PartitionWriter, PartitionReader, Protocol):
 
     async def close_partition(self, partition: int) -> None: ...
 
+    def add_failure_listener(self, listener: Callable[[int], object]) -> None:
+        """Call ``listener(partition)`` on the loop when an open partition fails: the log
+        accepts no append to it until it is closed and opened again."""
+        ...
+
 
 class CoordinatorRuntime:
     def __init__(
@@ -50,9 +60,13 @@ class CoordinatorRuntime:
         *,
         time: Time | None = None,
         purgatory: purgatories.PurgatoryImplementation = purgatories.DEFAULT,
+        reload_backoff_s: tuple[float, float] = (1.0, 60.0),
     ) -> None:
+        """``reload_backoff_s``: the first and the longest wait before reloading a partition
+        this node gave up (the wait doubles at each failed attempt)."""
         self.config = config
         self.log = log_store
+        self.reload_backoff_s = reload_backoff_s
         self.time = time or SystemTime()
         self.coordinator = GroupCoordinator(
             config, _RearmingWriter(log_store, self), self.time, purgatory=purgatory
@@ -61,7 +75,14 @@ class CoordinatorRuntime:
             self.coordinator.next_expiration_ms, self.coordinator.poll, self.time.monotonic_ms
         )
         self._loads: dict[int, asyncio.Task[None]] = {}
+        self._reloads: dict[int, asyncio.Task[None]] = {}
+        """Partitions given up after a failure, waiting to be loaded again."""
+        self._wanted: set[int] = set()
+        self._stopping = False
+        self._ownership = asyncio.Lock()
+        """Held while partitions are unloaded or loads started: one change at a time."""
         self.loaded_records = 0
+        log_store.add_failure_listener(self._partition_failed)
 
     # --- lifecycle --------------------------------------------------------------------------
 
@@ -77,12 +98,13 @@ class CoordinatorRuntime:
             await asyncio.gather(*self._loads.values(), return_exceptions=True)
 
     async def close(self) -> None:
-        """Stop: cancel loads, unload every partition (closing it in the log), stop the timer."""
-        for task in list(self._loads.values()):
-            task.cancel()
-        await asyncio.gather(*self._loads.values(), return_exceptions=True)
-        for partition in sorted(self.owned_partitions() | self.loading_partitions()):
-            await self._unload(partition)
+        """Stop: cancel loads, unload every partition (closing it in the log), stop the timer.
+        An ownership change under way finishes first."""
+        self._stopping = True
+        async with self._ownership:
+            self._wanted = set()
+            for partition in sorted(self._serving()):
+                await self._unload(partition)
         self.coordinator.shutdown()
         self._timer.stop()
 
@@ -92,23 +114,42 @@ class CoordinatorRuntime:
     def loading_partitions(self) -> set[int]:
         return set(self.coordinator.manager.loading_partitions)
 
+    def offline_partitions(self) -> set[int]:
+        """Partitions given up after a failure, to be reloaded after a backoff."""
+        return set(self._reloads)
+
+    def _serving(self) -> set[int]:
+        """Owned, loading, about to load, or waiting to reload."""
+        return self.owned_partitions() | self.loading_partitions() | set(self._loads) | set(self._reloads)
+
     # --- ownership --------------------------------------------------------------------------
 
     async def set_owned_partitions(self, partitions: Iterable[int]) -> None:
         """Own exactly ``partitions`` of ``__consumer_offsets``: load the new ones (in the
-        background), unload the others."""
+        background), unload the others.
+
+        Changes run one at a time, in the order they are asked for, and each runs to its end
+        even if the caller is cancelled (a partition is never left half unloaded)."""
         wanted = set(partitions)
         limit = self.config.offsets_topic_num_partitions
         bad = sorted(p for p in wanted if not 0 <= p < limit)
         if bad:
             raise ValueError(f"partitions {bad} outside 0..{limit - 1}")
-        current = self.owned_partitions() | self.loading_partitions()
-        for partition in sorted(current - wanted):
-            await self._unload(partition)
-        for partition in sorted(wanted - current):
-            self._loads[partition] = asyncio.ensure_future(self._load(partition))
+        await asyncio.shield(asyncio.ensure_future(self._change_ownership(wanted)))
 
-    async def _load(self, partition: int) -> None:
+    async def _change_ownership(self, wanted: set[int]) -> None:
+        async with self._ownership:
+            self._wanted = wanted
+            for partition in sorted(self._serving() - wanted):
+                await self._unload(partition)
+            for partition in sorted(wanted - self._serving()):
+                self._start_load(partition)
+
+    def _start_load(self, partition: int, attempt: int = 0) -> None:
+        self._loads[partition] = asyncio.ensure_future(self._load(partition, attempt))
+
+    async def _load(self, partition: int, attempt: int = 0) -> None:
+        """Load ``partition``; ``attempt``: how many times in a row it failed before."""
         coordinator = self.coordinator
         if not coordinator.begin_loading(partition):
             return
@@ -138,18 +179,56 @@ class CoordinatorRuntime:
         except Exception:
             log.exception("Loading __consumer_offsets-%d failed; not serving it", partition)
             coordinator.unload_partition(partition)
+            await asyncio.shield(self.log.close_partition(partition))
+            self._reload_later(partition, attempt + 1)
         finally:
-            self._loads.pop(partition, None)
+            if self._loads.get(partition) is asyncio.current_task():
+                del self._loads[partition]
             self.after_request()
 
     async def _unload(self, partition: int) -> None:
-        task = self._loads.pop(partition, None)
-        if task is not None:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+        for tasks in (self._reloads, self._loads):
+            task = tasks.pop(partition, None)
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
         self.coordinator.unload_partition(partition)
         await self.log.close_partition(partition)
         self.after_request()
+
+    # --- failures ---------------------------------------------------------------------------
+
+    def _partition_failed(self, partition: int) -> None:
+        """The log took ``partition`` offline: stop serving it at once (waiting members get
+        NOT_COORDINATOR), close it, and load it again later."""
+        if self._stopping or partition not in self._wanted or partition in self._reloads:
+            return
+        log.error("__consumer_offsets-%d failed in the log; giving it up", partition)
+        load = self._loads.pop(partition, None)
+        if load is not None:
+            load.cancel()
+        self.coordinator.unload_partition(partition)
+        self.after_request()
+        self._reload_later(partition, 1)
+
+    def _reload_later(self, partition: int, attempt: int) -> None:
+        if self._stopping or partition not in self._wanted:
+            return
+        first, longest = self.reload_backoff_s
+        delay = min(first * 2 ** (attempt - 1), longest)
+        log.warning("__consumer_offsets-%d is offline; loading it again in %g s (attempt %d)",
+                    partition, delay, attempt)
+        self._reloads[partition] = asyncio.ensure_future(self._reload(partition, delay, attempt))
+
+    async def _reload(self, partition: int, delay: float, attempt: int) -> None:
+        await asyncio.shield(self.log.close_partition(partition))
+        await asyncio.sleep(delay)
+        async with self._ownership:
+            if self._reloads.get(partition) is not asyncio.current_task():
+                return
+            del self._reloads[partition]
+            if partition in self._wanted and partition not in self._serving():
+                self._start_load(partition, attempt)
 
     # --- time -------------------------------------------------------------------------------
 

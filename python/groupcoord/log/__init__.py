@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from groupcoord import codec
 from groupcoord.codec import OffsetsRecord
 from groupcoord.errors import Errors
 
@@ -23,6 +24,8 @@ __all__ = [
     "AppendError",
     "PartitionReader",
     "PartitionWriter",
+    "encode_append",
+    "offsets_taken",
 ]
 
 
@@ -62,6 +65,39 @@ class Append:
             raise ValueError("an append needs at least one record")
         if self.control is not None and (self.records or self.producer_id < 0):
             raise ValueError("a transaction marker carries no records and names its producer id")
+
+
+def offsets_taken(append: Append) -> int:
+    """How many offsets ``append`` takes in the log: one per record, one for a marker."""
+    return 1 if append.control is not None else len(append.records)
+
+
+def encode_append(base_offset: int, appends: Sequence[Append], compression: str = "none") -> bytes:
+    """The RecordBatch v2 a log writes for ``appends``, offsets from ``base_offset``.
+
+    Several appends share one batch only if none is a marker and all have the same producer
+    fields (the caller merges consecutive plain appends); each record keeps its append's
+    timestamp. ``compression`` is one of :data:`groupcoord.codec.COMPRESSIONS`. Both logs
+    write exactly these bytes.
+    """
+    first = appends[0]
+    if first.control is not None:
+        return codec.write_control_batch(
+            base_offset=base_offset, timestamp=first.timestamp, producer_id=first.producer_id,
+            producer_epoch=first.producer_epoch, commit=first.control == "commit",
+            coordinator_epoch=first.coordinator_epoch,
+        )
+    records: list[tuple[int, int, bytes | None, bytes | None]] = []
+    offset = base_offset
+    for append in appends:
+        for key, value in append.records:
+            records.append((offset, append.timestamp, key, value))
+            offset += 1
+    return codec.write_records(
+        records, base_offset=base_offset, compression=compression,
+        producer_id=first.producer_id, producer_epoch=first.producer_epoch,
+        is_transactional=first.transactional,
+    )
 
 
 AppendCallback = Callable[[int | AppendError], None]

@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from groupcoord import codec
 from groupcoord.errors import Errors
-from groupcoord.log import Append, AppendCallback, AppendError
+from groupcoord.log import Append, AppendCallback, AppendError, encode_append, offsets_taken
 
 __all__ = ["InMemoryLog"]
-
-_COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
 
 
 @dataclass
@@ -44,7 +42,7 @@ class InMemoryLog:
         self, *, max_batch_bytes: int = 1_048_588, compression: int = 0, complete_on_loop: bool = False
     ) -> None:
         self.max_batch_bytes = max_batch_bytes
-        self.compression = _COMPRESSIONS[compression]
+        self.compression = codec.COMPRESSIONS[compression]
         self.complete_on_loop = complete_on_loop
         self._partitions: dict[int, _Partition] = {}
         self._pending: deque[tuple[int, Append, AppendCallback]] = deque()
@@ -53,6 +51,9 @@ class InMemoryLog:
 
     async def open_partition(self, partition: int) -> None:
         self.open.add(partition)
+
+    def add_failure_listener(self, listener: Callable[[int], object]) -> None:
+        """Nothing to report: memory never fails (``fail_next`` fails appends, not the log)."""
 
     async def close_partition(self, partition: int) -> None:
         self.complete_pending()
@@ -91,27 +92,14 @@ class InMemoryLog:
             return AppendError(self._failures.popleft())
         log = self._partitions.setdefault(partition, _Partition())
         base = log.next_offset
-        if append.control is not None:
-            batch = codec.write_control_batch(
-                base_offset=base, timestamp=append.timestamp, producer_id=append.producer_id,
-                producer_epoch=append.producer_epoch, commit=append.control == "commit",
-                coordinator_epoch=append.coordinator_epoch,
-            )
-            count = 1
-        else:
-            batch = codec.write_batch(
-                list(append.records), base_offset=base, timestamp=append.timestamp,
-                compression=self.compression, producer_id=append.producer_id,
-                producer_epoch=append.producer_epoch, is_transactional=append.transactional,
-            )
-            count = len(append.records)
+        batch = encode_append(base, [append], self.compression)
         if len(batch) > self.max_batch_bytes:
             return AppendError(
                 Errors.MESSAGE_TOO_LARGE,
                 f"batch of {len(batch)} bytes exceeds message.max.bytes {self.max_batch_bytes}",
             )
         log.batches.append(batch)
-        log.next_offset += count
+        log.next_offset += offsets_taken(append)
         return base
 
     # --- reader ----------------------------------------------------------------------------

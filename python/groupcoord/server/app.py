@@ -59,11 +59,12 @@ class Server:
         self._endpoint: HttpEndpoint | None = None
         self._fetches: DelayedFetches | None = None
         self._runtime: CoordinatorRuntime | None = None
+        self._topics: TopicRegistry | None = None
 
     async def start(self) -> None:
         options, config = self.options, self.config
         loop = asyncio.get_running_loop()
-        topics = TopicRegistry(options.data_dir)
+        self._topics = topics = TopicRegistry(options.data_dir)
         for name, partitions in options.topics:
             topics.declare(name, partitions)
         self._log = LogManager(options.data_dir, config)
@@ -109,6 +110,8 @@ class Server:
             await self._runtime.close()
         if self._log is not None:
             await self._log.close()
+        if self._topics is not None:
+            await self._topics.close()
         if self._listener is not None:
             await self._listener.wait_closed()
         log.info("Stopped")

@@ -1,8 +1,9 @@
 """The HTTP endpoint on ``--metrics-port``: Prometheus metrics and the ownership admin call.
 
 - ``GET /metrics``: the metrics in Prometheus' text format (:mod:`groupcoord.server.metrics`).
-- ``GET /admin/owned-partitions``: ``{"owned": [...], "loading": [...]}``, the
-  ``__consumer_offsets`` partitions this node serves and those it is loading.
+- ``GET /admin/owned-partitions``: ``{"owned": [...], "loading": [...], "offline": [...]}``,
+  the ``__consumer_offsets`` partitions this node serves, those it is loading, and those it
+  gave up after a failure of their log and will load again after a backoff.
 - ``PUT /admin/owned-partitions`` with a JSON list of partitions: own exactly those from now
   on. Partitions gained are loaded in the background (their groups answer
   COORDINATOR_LOAD_IN_PROGRESS meanwhile), partitions given up are unloaded (their members
@@ -10,7 +11,8 @@
   naming this node). Answers the new state, or 400 with ``{"error": ...}``.
 
 A deliberately small HTTP/1.1 server on asyncio streams: one request per connection, bodies
-up to :data:`MAX_BODY_BYTES`, every read bounded by :data:`READ_TIMEOUT_S`.
+up to :data:`MAX_BODY_BYTES`, reading the request bounded by :data:`READ_TIMEOUT_S` (what
+the request then does is not: an ownership change always runs to its end).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from groupcoord.server.broker import Broker
@@ -51,10 +53,11 @@ class HttpEndpoint:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
-            status, content_type, body = await asyncio.wait_for(self._handle(reader), READ_TIMEOUT_S)
+            request = await asyncio.wait_for(_read_request(reader), READ_TIMEOUT_S)
         except (asyncio.TimeoutError, asyncio.IncompleteReadError, ValueError, ConnectionError):
             writer.close()
             return
+        status, content_type, body = await self._handle(request)
         head = (
             f"HTTP/1.1 {status} {_REASONS[status]}\r\nContent-Type: {content_type}\r\n"
             f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
@@ -67,20 +70,10 @@ class HttpEndpoint:
         except ConnectionError:
             pass
 
-    async def _handle(self, reader: asyncio.StreamReader) -> tuple[int, str, bytes]:
-        request_line = (await reader.readuntil(b"\r\n")).decode("latin-1").split()
-        if len(request_line) != 3:
-            raise ValueError("not an HTTP request")
-        method, target, _ = request_line
-        length = 0
-        while (line := await reader.readuntil(b"\r\n")) != b"\r\n":
-            name, _, value = line.decode("latin-1").partition(":")
-            if name.strip().lower() == "content-length":
-                length = int(value)
-        if not 0 <= length <= MAX_BODY_BYTES:
+    async def _handle(self, request: _Request | None) -> tuple[int, str, bytes]:
+        if request is None:
             return _json(413, {"error": f"bodies are limited to {MAX_BODY_BYTES} bytes"})
-        body = await reader.readexactly(length)
-        path = target.split("?", 1)[0]
+        method, path, body = request
         if path == "/metrics":
             if method != "GET":
                 return _json(405, {"error": "GET only"})
@@ -99,6 +92,7 @@ class HttpEndpoint:
         return {
             "owned": sorted(runtime.owned_partitions()),
             "loading": sorted(runtime.loading_partitions()),
+            "offline": sorted(runtime.offline_partitions()),
         }
 
     async def _set_owned_partitions(self, body: bytes) -> tuple[int, str, bytes]:
@@ -116,6 +110,28 @@ class HttpEndpoint:
             return _json(400, {"error": str(error)})
         log.info("Owned __consumer_offsets partitions set to %s", sorted(set(partitions)))
         return _json(200, self._ownership())
+
+
+class _Request(NamedTuple):
+    method: str
+    path: str
+    body: bytes
+
+
+async def _read_request(reader: asyncio.StreamReader) -> _Request | None:
+    """The request line, headers and body (None: the body is over the limit)."""
+    request_line = (await reader.readuntil(b"\r\n")).decode("latin-1").split()
+    if len(request_line) != 3:
+        raise ValueError("not an HTTP request")
+    method, target, _ = request_line
+    length = 0
+    while (line := await reader.readuntil(b"\r\n")) != b"\r\n":
+        name, _, value = line.decode("latin-1").partition(":")
+        if name.strip().lower() == "content-length":
+            length = int(value)
+    if not 0 <= length <= MAX_BODY_BYTES:
+        return None
+    return _Request(method, target.split("?", 1)[0], await reader.readexactly(length))
 
 
 def _json(status: int, value: object) -> tuple[int, str, bytes]:

@@ -91,6 +91,8 @@ class Metrics:
                    f"{len(coordinator.manager.owned_partitions)}")
         out.append(f'groupcoord_partitions{{status="loading"}} '
                    f"{len(coordinator.manager.loading_partitions)}")
+        out.append(f'groupcoord_partitions{{status="offline"}} '
+                   f"{len(broker.runtime.offline_partitions())}")
         family("connections", "gauge", "Client connections open.")
         out.append(f"groupcoord_connections {self.connections_open}")
         family("connections_opened_total", "counter", "Client connections accepted.")

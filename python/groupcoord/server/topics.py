@@ -7,20 +7,30 @@ is empty, log start and end offset 0). Topics come from ``--topic name:partition
 with Kafka's ``auto.create.topics.enable``, from Metadata requests naming unknown topics
 (``num.partitions`` partitions). They are kept with the cluster id in ``DATA_DIR/metadata.json``,
 rewritten atomically (temporary file, fsync, rename) on every change.
+
+A topic created by a Metadata request is saved off the event loop, in a worker thread; as in
+Kafka, it is answered LEADER_NOT_AVAILABLE while it is being created and exists (for every
+request) once saved, so no client is ever told of a topic a crash could lose.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
+import logging
 import os
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from groupcoord.coordinator.results import TopicPartition
 from groupcoord.errors import Errors
+
+log = logging.getLogger(__name__)
 
 METADATA_FILE = "metadata.json"
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -69,12 +79,14 @@ class TopicRegistry:
         self.path = Path(data_dir) / METADATA_FILE
         self._by_name: dict[str, Topic] = {}
         self._by_id: dict[uuid.UUID, Topic] = {}
+        self._creating: dict[str, Topic] = {}
+        self._saving: asyncio.Task[None] | None = None
         self.cluster_id = ""
         if self.path.exists():
             self._load()
         else:
             self.cluster_id = new_cluster_id()
-            self._save()
+            self._save(self._document(self))
 
     def _load(self) -> None:
         try:
@@ -86,14 +98,17 @@ class TopicRegistry:
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise ValueError(f"{self.path}: not a groupcoord metadata file ({error})") from None
 
-    def _save(self) -> None:
-        data = {
+    def _document(self, topics: Iterable[Topic]) -> dict[str, Any]:
+        return {
             "cluster_id": self.cluster_id,
             "topics": [
                 {"name": t.name, "partitions": t.partitions, "topic_id": str(t.topic_id)}
-                for t in self
+                for t in topics
             ],
         }
+
+    def _save(self, data: dict[str, Any]) -> None:
+        """Write ``metadata.json`` durably (blocking: fsyncs)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temporary = self.path.with_suffix(".json.tmp")
         with open(temporary, "w") as out:
@@ -124,7 +139,8 @@ class TopicRegistry:
         return self._by_id.get(topic_id)
 
     def declare(self, name: str, partitions: int) -> Topic:
-        """Create ``name`` or grow it to ``partitions`` (the command line's ``--topic``).
+        """Create ``name`` or grow it to ``partitions`` (the command line's ``--topic``),
+        saved before this returns (blocking: call it before serving).
 
         Raises:
             ValueError: an illegal name, or fewer partitions than the topic already has
@@ -146,18 +162,59 @@ class TopicRegistry:
         else:
             topic = Topic(name, partitions, uuid.uuid4())
         self._add(topic)
-        self._save()
+        self._save(self._document(self))
         return topic
 
-    def create(self, name: str, partitions: int) -> tuple[Errors, Topic | None]:
-        """Auto-create ``name`` (Metadata with auto.create.topics.enable): the error a client
-        sees for an illegal or internal name, or the new topic."""
+    def create(self, name: str, partitions: int) -> Errors:
+        """Auto-create ``name`` (Metadata with auto.create.topics.enable; on the event loop):
+        start saving it in the background and answer LEADER_NOT_AVAILABLE, as Kafka answers
+        a topic being created; or the error for an illegal or internal name."""
         if topic_name_error(name) is not None:
-            return Errors.INVALID_TOPIC_EXCEPTION, None
+            return Errors.INVALID_TOPIC_EXCEPTION
         if name == OFFSETS_TOPIC:
-            return Errors.UNKNOWN_TOPIC_OR_PARTITION, None
-        return Errors.NONE, self.declare(name, partitions)
+            return Errors.UNKNOWN_TOPIC_OR_PARTITION
+        if name not in self._creating:
+            self._creating[name] = Topic(name, partitions, uuid.uuid4())
+            if self._saving is None:
+                self._saving = asyncio.ensure_future(self._save_created())
+        return Errors.LEADER_NOT_AVAILABLE
+
+    async def _save_created(self) -> None:
+        """Save the topics being created (those asked for meanwhile in the next round), in a
+        worker thread; each exists once the file holding it is durable."""
+        try:
+            while self._creating:
+                created = dict(self._creating)
+                document = self._document([*self, *created.values()])
+                try:
+                    await asyncio.to_thread(self._save, document)
+                except OSError as error:
+                    log.error("Cannot create topics %s: saving %s failed: %s",
+                              sorted(created), self.path, error)
+                else:
+                    for topic in created.values():
+                        self._add(topic)
+                for name in created:
+                    del self._creating[name]
+        finally:
+            self._saving = None
+
+    async def close(self) -> None:
+        """Wait for the topics being created to be saved."""
+        if self._saving is not None:
+            await asyncio.shield(self._saving)
 
     def has_partition(self, name: str, partition: int) -> bool:
         topic = self._by_name.get(name)
         return topic is not None and 0 <= partition < topic.partitions
+
+    def split_known(
+        self, partitions: Iterable[TopicPartition]
+    ) -> tuple[list[TopicPartition], list[TopicPartition]]:
+        """``partitions`` split into those that exist here and the others (the answer a
+        request gets for them: UNKNOWN_TOPIC_OR_PARTITION, as Kafka checks its metadata)."""
+        known: list[TopicPartition] = []
+        unknown: list[TopicPartition] = []
+        for tp in partitions:
+            (known if self.has_partition(tp.topic, tp.partition) else unknown).append(tp)
+        return known, unknown

@@ -12,6 +12,10 @@ partitions this node has open.
     await manager.close_partition(12)           # flushes; later appends: NOT_LEADER_OR_FOLLOWER
     await manager.close()
 
+A write or fsync that fails takes its partition offline: its appends fail with
+KAFKA_STORAGE_ERROR and the listeners given to :meth:`LogManager.add_failure_listener` are
+told, so that its owner closes it (and may open it again, which recovers it).
+
 The data directory holds one ``__consumer_offsets-N`` directory per partition and Kafka's
 ``recovery-point-offset-checkpoint`` and ``cleaner-offset-checkpoint`` files.
 """
@@ -59,7 +63,9 @@ class LogManager:
         self._monotonic_ms = monotonic_ms
         self._logs: dict[int, PartitionLog] = {}
         self._opening: dict[int, asyncio.Future[None]] = {}
+        self._closing: dict[int, asyncio.Task[None]] = {}
         self._writer: GroupCommitWriter | None = None
+        self._failure_listeners: list[Callable[[int], object]] = []
         self.cleaner: LogCleaner | None = None
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.recovery_points = OffsetCheckpoint(self.data_dir / RECOVERY_POINT_FILE)
@@ -75,7 +81,8 @@ class LogManager:
         if self._writer is not None:
             raise RuntimeError("log manager already started")
         self._writer = GroupCommitWriter(
-            asyncio.get_running_loop(), self.config, clock_ms=self._monotonic_ms
+            asyncio.get_running_loop(), self.config, clock_ms=self._monotonic_ms,
+            on_offline=self._partition_failed,
         )
         self._writer.start()
         if self.config.log_cleaner_enable:
@@ -89,12 +96,15 @@ class LogManager:
         """Close every open partition (flushed, recovery points written), stop the threads."""
         for partition in list(self._logs):
             await self.close_partition(partition)
+        while self._closing:
+            await asyncio.gather(*self._closing.values(), return_exceptions=True)
         if self.cleaner is not None:
             await asyncio.to_thread(self.cleaner.stop)
             self.cleaner = None
         if self._writer is not None:
             self._writer.end_turn()
             await asyncio.to_thread(self._writer.stop)
+            self._writer.cancel_timeouts()
             self._writer = None
 
     # --- partitions --------------------------------------------------------------------------
@@ -105,6 +115,21 @@ class LogManager:
     def open_partitions(self) -> list[int]:
         return sorted(self._logs)
 
+    def add_failure_listener(self, listener: Callable[[int], object]) -> None:
+        """Call ``listener(partition)`` on the loop when an open partition goes offline (a
+        write or fsync failed): every append to it fails with KAFKA_STORAGE_ERROR until it
+        is closed and opened again, which recovers it from its files."""
+        self._failure_listeners.append(listener)
+
+    def _partition_failed(self, log: PartitionLog) -> None:
+        if self._logs.get(log.partition) is not log:
+            return
+        for listener in list(self._failure_listeners):
+            try:
+                listener(log.partition)
+            except Exception:
+                logger.exception("a listener for the failure of %s raised", log.directory.name)
+
     def partition_log(self, partition: int) -> PartitionLog:
         """The open :class:`PartitionLog` (KeyError if not open)."""
         return self._logs[partition]
@@ -112,7 +137,8 @@ class LogManager:
     async def open_partition(self, partition: int) -> None:
         """Open ``__consumer_offsets-<partition>`` (created if missing), recovering it in a
         worker thread: torn tails truncated, interrupted cleanings completed, indexes rebuilt.
-        Appends are accepted once this returns."""
+        Appends are accepted once this returns. Cancelled, it leaves the partition closed
+        (a log the worker thread opens meanwhile is closed again)."""
         if partition in self._logs:
             return
         pending = self._opening.get(partition)
@@ -121,8 +147,16 @@ class LogManager:
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._opening[partition] = future
         try:
+            closing = self._closing.get(partition)
+            if closing is not None:
+                await asyncio.shield(closing)
             started = time.monotonic()
-            log = await asyncio.to_thread(self._open_log, partition)
+            opening = asyncio.ensure_future(asyncio.to_thread(self._open_log, partition))
+            try:
+                log = await asyncio.shield(opening)
+            except asyncio.CancelledError:
+                self._track_close(partition, asyncio.ensure_future(self._close_abandoned(opening)))
+                raise
             log.last_flush_ms = self._monotonic_ms()
             self._logs[partition] = log
             logger.info(
@@ -130,12 +164,24 @@ class LogManager:
                 log.log_start_offset, log.next_offset, len(log.segments), time.monotonic() - started,
             )
             future.set_result(None)
+        except asyncio.CancelledError:
+            future.cancel()
+            raise
         except BaseException as e:
             future.set_exception(e)
             future.exception()
             raise
         finally:
             del self._opening[partition]
+
+    async def _close_abandoned(self, opening: asyncio.Future[PartitionLog]) -> None:
+        """An open whose caller was cancelled: close the log it opens, if it does."""
+        try:
+            log = await opening
+        except Exception as e:
+            logger.warning("opening a partition nobody waits for any more failed: %s", e)
+            return
+        await asyncio.to_thread(self._close_log, log)
 
     def _open_log(self, partition: int) -> PartitionLog:
         return PartitionLog.open(
@@ -152,8 +198,26 @@ class LogManager:
         first (their callbacks complete), later ones fail with NOT_LEADER_OR_FOLLOWER; then
         any cleaning of it is aborted and its files closed."""
         log = self._logs.pop(partition, None)
-        if log is None:
-            return
+        if log is not None:
+            self._track_close(partition, asyncio.ensure_future(self._close(log)))
+        closing = self._closing.get(partition)
+        if closing is not None:
+            await asyncio.shield(closing)
+
+    def _track_close(self, partition: int, closing: asyncio.Task[None]) -> None:
+        """Closes run to the end even if their caller is cancelled; opening the partition
+        again waits for them."""
+        self._closing[partition] = closing
+
+        def done(task: asyncio.Task[None]) -> None:
+            if self._closing.get(partition) is task:
+                del self._closing[partition]
+            if not task.cancelled() and task.exception() is not None:
+                logger.error("closing __consumer_offsets-%d failed: %s", partition, task.exception())
+
+        closing.add_done_callback(done)
+
+    async def _close(self, log: PartitionLog) -> None:
         log.abort_cleaning.set()
         if self._writer is not None:
             await self._writer.barrier(log, PartitionLog.stop_writes)

@@ -51,8 +51,9 @@ logger = logging.getLogger("groupcoord.storage")
 MAX_RELATIVE_OFFSET = 2**31 - 1
 
 
-class LogCorruptError(Exception):
-    """A batch that fails its CRC or framing inside the log, not at its tail."""
+class LogCorruptError(ValueError):
+    """A batch that fails its CRC or framing inside the log, not at its tail (bad input: a
+    ``ValueError``, as the codec's ``CorruptRecordError`` is)."""
 
     def __init__(self, path: Path, position: int, reason: str) -> None:
         super().__init__(f"{path}: corrupt batch at byte {position}: {reason}")

@@ -12,8 +12,15 @@ it writes and fsyncs, the next turns accumulate: one fsync covers everything que
 Errors, as Kafka's log reports them: an append whose own batch exceeds ``message.max.bytes``
 fails with ``MESSAGE_TOO_LARGE`` (merging never makes another append fail); a write or fsync
 that raises takes the partition offline and fails every append not yet acknowledged with
-``KAFKA_STORAGE_ERROR``; an append to a partition not open fails with
-``NOT_LEADER_OR_FOLLOWER``.
+``KAFKA_STORAGE_ERROR``, and so does any unexpected exception while writing or flushing it (a
+bug is logged, and the writer thread goes on with the other partitions); an append the codec
+refuses fails alone with ``UNKNOWN_SERVER_ERROR``; an append to a partition not open fails
+with ``NOT_LEADER_OR_FOLLOWER``.
+
+Timeouts, as Kafka's coordinator bounds its appends: an append not complete within
+``offsets.commit.timeout.ms`` of being made gets ``REQUEST_TIMED_OUT`` (its callback runs then,
+and the completion that may come later is ignored). A timed-out append is not withdrawn: it
+may still be written and become durable, and so be replayed at the next load.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import logging
 import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +38,7 @@ from typing import Any
 from groupcoord import codec
 from groupcoord.config import Config
 from groupcoord.errors import Errors
-from groupcoord.log import Append, AppendCallback, AppendError
+from groupcoord.log import Append, AppendCallback, AppendError, encode_append, offsets_taken
 from groupcoord.storage.flush import FlushPolicy
 from groupcoord.storage.partition import PartitionLog
 
@@ -46,6 +54,30 @@ _RECORD_OVERHEAD = 21  # upper bound of a record's varints and attributes beyond
 class _Pending:
     append: Append
     callback: AppendCallback
+    answered: bool = False
+    """Its result is in this turn's results (the writer thread's bookkeeping)."""
+
+
+class _Deadline:
+    """An append's callback, run exactly once: with the append's result, or with
+    REQUEST_TIMED_OUT once ``deadline`` (loop time) passes, whichever comes first."""
+
+    __slots__ = ("callback", "deadline", "done")
+
+    def __init__(self, callback: AppendCallback, deadline: float) -> None:
+        self.callback = callback
+        self.deadline = deadline
+        self.done = False
+
+    def __call__(self, result: int | AppendError) -> None:
+        if self.done:
+            return
+        self.done = True
+        self.callback(result)
+
+
+class _Unencodable(Exception):
+    """The codec refused an append (the cause says why)."""
 
 
 @dataclass
@@ -88,12 +120,19 @@ class GroupCommitWriter:
         config: Config,
         *,
         clock_ms: Callable[[], float] = lambda: time.monotonic() * 1000,
+        on_offline: Callable[[PartitionLog], object] | None = None,
     ) -> None:
+        """``on_offline(log)`` runs on the loop when a partition goes offline, after the
+        callbacks of the appends that failed with it."""
         self._loop = loop
+        self._on_offline = on_offline
         self._policy = FlushPolicy.from_config(config)
         self._max_batch_bytes = config.message_max_bytes
         self._compression = codec.COMPRESSIONS[config.offsets_topic_compression_codec]
         self._clock_ms = clock_ms
+        self._timeout_ms = config.offsets_commit_timeout_ms
+        self._deadlines: deque[_Deadline] = deque()
+        self._deadline_timer: asyncio.TimerHandle | None = None
         self._turn: list[tuple[PartitionLog | None, _Pending]] = []
         self._turn_scheduled = False
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
@@ -112,11 +151,45 @@ class GroupCommitWriter:
     # --- loop thread -------------------------------------------------------------------------
 
     def append(self, log: PartitionLog | None, append: Append, callback: AppendCallback) -> None:
-        """Queue ``append`` for ``log`` (None: the partition is not open here)."""
-        self._turn.append((log, _Pending(append, callback)))
+        """Queue ``append`` for ``log`` (None: the partition is not open here); ``callback``
+        gets its result, or REQUEST_TIMED_OUT after ``offsets.commit.timeout.ms``."""
+        deadline = _Deadline(callback, self._loop.time() + self._timeout_ms / 1000)
+        self._watch(deadline)
+        self._turn.append((log, _Pending(append, deadline)))
         if not self._turn_scheduled:
             self._turn_scheduled = True
             self._loop.call_soon(self._end_of_turn)
+
+    def _watch(self, deadline: _Deadline) -> None:
+        """Deadlines come in the order they are made (one timeout for all), so one timer,
+        set for the oldest one not done, covers them all."""
+        deadlines = self._deadlines
+        while deadlines and deadlines[0].done:
+            deadlines.popleft()
+        deadlines.append(deadline)
+        if self._deadline_timer is None:
+            self._deadline_timer = self._loop.call_at(deadlines[0].deadline, self._expire)
+
+    def _expire(self) -> None:
+        self._deadline_timer = None
+        deadlines = self._deadlines
+        now = self._loop.time()
+        while deadlines and (deadlines[0].done or deadlines[0].deadline <= now):
+            deadline = deadlines.popleft()
+            if not deadline.done:
+                _run_callback(deadline, AppendError(
+                    Errors.REQUEST_TIMED_OUT,
+                    f"not written within offsets.commit.timeout.ms ({self._timeout_ms} ms)",
+                ))
+        if deadlines:
+            self._deadline_timer = self._loop.call_at(deadlines[0].deadline, self._expire)
+
+    def cancel_timeouts(self) -> None:
+        """Stop timing appends out (on the loop, once the writer has stopped)."""
+        if self._deadline_timer is not None:
+            self._deadline_timer.cancel()
+            self._deadline_timer = None
+        self._deadlines.clear()
 
     def _end_of_turn(self) -> None:
         self._turn_scheduled = False
@@ -146,23 +219,38 @@ class GroupCommitWriter:
     # --- writer thread -----------------------------------------------------------------------
 
     def _run(self) -> None:
-        while True:
-            items = self._take()
+        stop = False
+        while not stop:
             results: list[_Result] = []
             waiting: dict[PartitionLog, list[int]] = {}
-            stop = False
-            for item in items:
-                if item is _STOP:
-                    stop = True
-                elif isinstance(item, _Job):
-                    self._write(item, results, waiting)
-                elif isinstance(item, _Barrier):
-                    self._flush(results, waiting, force=item.log)
-                    results.append(self._run_barrier(item))
-            self._flush(results, waiting)
+            try:
+                stop = self._run_turn(results, waiting)
+            except Exception as e:  # a bug: whatever it was writing fails rather than waits forever
+                logger.exception("the log writer failed")
+                for log in {*waiting, *self._unflushed}:
+                    self._take_offline(log, "the log writer failed", e, results, waiting)
             self._deliver(results)
-            if stop:
-                return
+
+    def _run_turn(self, results: list[_Result], waiting: dict[PartitionLog, list[int]]) -> bool:
+        """Write and flush what is queued; True once told to stop."""
+        stop = False
+        for item in self._take():
+            if item is _STOP:
+                stop = True
+            elif isinstance(item, _Job):
+                try:
+                    self._write(item, results, waiting)
+                except Exception as e:  # a bug writing this partition: it goes offline
+                    logger.exception("writing to %s failed unexpectedly", item.log.directory)
+                    error = self._take_offline(
+                        item.log, f"writing to {item.log.directory} failed", e, results, waiting
+                    )
+                    self._fail([p for p in item.appends if not p.answered], results, error)
+            elif isinstance(item, _Barrier):
+                self._flush(results, waiting, force=item.log)
+                results.append(self._run_barrier(item))
+        self._flush(results, waiting)
+        return stop
 
     def _take(self) -> list[object]:
         timeout = self._next_flush_in()
@@ -214,7 +302,6 @@ class GroupCommitWriter:
         self, log: PartitionLog, unit: list[_Pending], results: list[_Result],
         waiting: dict[PartitionLog, list[int]],
     ) -> None:
-        done = 0
         try:
             if len(unit) > 1:
                 batch = self._encode(log.next_offset, unit)
@@ -224,58 +311,39 @@ class GroupCommitWriter:
             for pending in unit:
                 batch = self._encode(log.next_offset, [pending])
                 if len(batch) > self._max_batch_bytes:
-                    results.append((pending.callback, AppendError(
+                    self._fail([pending], results, AppendError(
                         Errors.MESSAGE_TOO_LARGE,
                         f"batch of {len(batch)} bytes exceeds message.max.bytes {self._max_batch_bytes}",
-                    )))
+                    ))
                 else:
                     self._append(log, batch, [pending], results, waiting)
-                done += 1
         except OSError as e:
-            logger.error("writing to %s failed; the partition is offline: %s", log.directory, e)
-            log.failed = e
-            error = AppendError(Errors.KAFKA_STORAGE_ERROR, str(e))
-            for index in waiting.pop(log, []):
-                results[index] = (results[index][0], error)
-            self._unflushed.discard(log)
-            self._fail(unit[done:], results, error)
-        except Exception as e:  # an append the codec refuses: fail it, keep the writer alive
-            logger.exception("encoding an append to %s failed", log.directory)
-            self._fail(unit[done:], results, AppendError(Errors.UNKNOWN_SERVER_ERROR, str(e)))
+            error = self._take_offline(log, f"writing to {log.directory} failed", e, results, waiting)
+            self._fail([p for p in unit if not p.answered], results, error)
+        except _Unencodable as e:  # an append the codec refuses: fail it, keep the writer alive
+            logger.error("encoding an append to %s failed: %s", log.directory, e.__cause__)
+            error = AppendError(Errors.UNKNOWN_SERVER_ERROR, str(e.__cause__))
+            self._fail([p for p in unit if not p.answered], results, error)
 
     def _encode(self, base_offset: int, unit: list[_Pending]) -> bytes:
-        first = unit[0].append
-        if first.control is not None:
-            return codec.write_control_batch(
-                base_offset=base_offset, timestamp=first.timestamp, producer_id=first.producer_id,
-                producer_epoch=first.producer_epoch, commit=first.control == "commit",
-                coordinator_epoch=first.coordinator_epoch,
-            )
-        records: list[tuple[int, int, bytes | None, bytes | None]] = []
-        offset = base_offset
-        for pending in unit:
-            timestamp = pending.append.timestamp
-            for key, value in pending.append.records:
-                records.append((offset, timestamp, key, value))
-                offset += 1
-        return codec.write_records(
-            records, base_offset=base_offset, compression=self._compression,
-            producer_id=first.producer_id, producer_epoch=first.producer_epoch,
-            is_transactional=first.transactional,
-        )
+        try:
+            return encode_append(base_offset, [p.append for p in unit], self._compression)
+        except Exception as e:
+            raise _Unencodable from e
 
     def _append(
         self, log: PartitionLog, batch: bytes, unit: list[_Pending], results: list[_Result],
         waiting: dict[PartitionLog, list[int]],
     ) -> None:
         offset = log.next_offset
-        counts = [1 if p.append.control is not None else len(p.append.records) for p in unit]
+        counts = [offsets_taken(p.append) for p in unit]
         total = sum(counts)
         log.append(batch, offset + total - 1, total)
         indexes = waiting.setdefault(log, [])
         for pending, count in zip(unit, counts):
             indexes.append(len(results))
             results.append((pending.callback, offset))
+            pending.answered = True
             offset += count
         self._unflushed.add(log)
 
@@ -283,30 +351,45 @@ class GroupCommitWriter:
         self, results: list[_Result], waiting: dict[PartitionLog, list[int]],
         force: PartitionLog | None = None,
     ) -> None:
-        now = self._clock_ms()
         for log in list(self._unflushed):
             if log.failed is not None or log.closed or not log.unflushed_messages:
                 self._unflushed.discard(log)
                 continue
-            if log is not force and not self._policy.flush_due(
-                log.unflushed_messages, now - log.last_flush_ms
-            ):
-                continue
             try:
+                now = self._clock_ms()
+                if log is not force and not self._policy.flush_due(
+                    log.unflushed_messages, now - log.last_flush_ms
+                ):
+                    continue
                 log.flush(now)
-            except OSError as e:
-                logger.error("fsync of %s failed; the partition is offline: %s", log.directory, e)
-                log.failed = e
-                error = AppendError(Errors.KAFKA_STORAGE_ERROR, str(e))
-                for index in waiting.pop(log, []):
-                    results[index] = (results[index][0], error)
+            except Exception as e:  # OSError: the disk; anything else: a bug
+                self._take_offline(log, f"fsync of {log.directory} failed", e, results, waiting)
             else:
                 waiting.pop(log, None)
-            self._unflushed.discard(log)
+                self._unflushed.discard(log)
+
+    def _take_offline(
+        self, log: PartitionLog, what: str, cause: BaseException, results: list[_Result],
+        waiting: dict[PartitionLog, list[int]],
+    ) -> AppendError:
+        """The disk failed under ``log``: no append to it is attempted any more, and those
+        written but not yet flushed fail. Returns the error for the appends not yet written."""
+        logger.error("%s; the partition is offline: %s", what, cause)
+        first = log.failed is None
+        log.failed = cause
+        error = AppendError(Errors.KAFKA_STORAGE_ERROR, str(cause))
+        for index in waiting.pop(log, []):
+            results[index] = (results[index][0], error)
+        self._unflushed.discard(log)
+        if first and self._on_offline is not None:
+            results.append((self._on_offline, log))
+        return error
 
     @staticmethod
     def _fail(unit: list[_Pending], results: list[_Result], error: AppendError) -> None:
-        results.extend((p.callback, error) for p in unit)
+        for pending in unit:
+            results.append((pending.callback, error))
+            pending.answered = True
 
     @staticmethod
     def _run_barrier(barrier: _Barrier) -> _Result:

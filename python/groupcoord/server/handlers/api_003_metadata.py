@@ -2,7 +2,9 @@
 
 Topics this node does not know are created when the request allows it (v4+:
 allow_auto_topic_creation; before v4 always) and auto.create.topics.enable is on, with
-num.partitions partitions; otherwise they are answered UNKNOWN_TOPIC_OR_PARTITION. An
+num.partitions partitions: as in Kafka, the answer is LEADER_NOT_AVAILABLE (no partitions)
+until the topic is saved, off the event loop, and the client asks again; otherwise they are
+answered UNKNOWN_TOPIC_OR_PARTITION. An
 illegal name gets INVALID_TOPIC_EXCEPTION. ``__consumer_offsets`` is not listed (its data is
 not served by Fetch).
 
@@ -66,7 +68,7 @@ def metadata(broker: Broker, request: MetadataRequest, ctx: RequestContext) -> N
             topic = broker.topics.get(entry.name)
             error = Errors.UNKNOWN_TOPIC_OR_PARTITION
             if topic is None and allow_create:
-                error, topic = broker.topics.create(entry.name, broker.config.num_partitions)
+                error = broker.topics.create(entry.name, broker.config.num_partitions)
             topics.append(
                 _describe(broker, topic, operations) if topic is not None
                 else MetadataResponseTopic(error_code=error, name=entry.name)

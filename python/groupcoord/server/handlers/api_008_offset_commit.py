@@ -10,8 +10,9 @@ Version notes:
 - v6+: committed_leader_epoch (-1: none). v7+: group_instance_id (KIP-345).
 - v9+: a commit with a generation for a group that does not exist gets GROUP_ID_NOT_FOUND
   (ILLEGAL_GENERATION before).
-- A partition of a topic this node does not know gets UNKNOWN_TOPIC_OR_PARTITION and is not
-  stored (Kafka checks its metadata cache the same way); the others are.
+- A partition this node does not know (unknown topic, or beyond its partition count) gets
+  UNKNOWN_TOPIC_OR_PARTITION and is not stored (Kafka checks its metadata cache the same
+  way); the others are.
 """
 
 from __future__ import annotations
@@ -37,25 +38,25 @@ def offset_commit(broker: Broker, request: OffsetCommitRequest, ctx: RequestCont
     now = broker.time.milliseconds()
     retention = request.retention_time_ms if 2 <= version <= 4 else DEFAULT_RETENTION
     expire = now + retention if retention != DEFAULT_RETENTION else None
+    requested = {
+        TopicPartition(topic.name, p.partition_index): p
+        for topic in request.topics for p in topic.partitions
+    }
+    known, unknown_partitions = broker.topics.split_known(requested)
+    unknown = dict.fromkeys(unknown_partitions, Errors.UNKNOWN_TOPIC_OR_PARTITION)
     offsets: dict[TopicPartition, OffsetAndMetadata] = {}
-    unknown: dict[TopicPartition, Errors] = {}
-    for topic in request.topics:
-        known = broker.topics.get(topic.name) is not None
-        for p in topic.partitions:
-            tp = TopicPartition(topic.name, p.partition_index)
-            if not known:
-                unknown[tp] = Errors.UNKNOWN_TOPIC_OR_PARTITION
-                continue
-            offsets[tp] = OffsetAndMetadata(
-                committed_offset=p.committed_offset,
-                metadata=p.committed_metadata or "",
-                commit_timestamp_ms=(
-                    p.commit_timestamp if version == 1 and p.commit_timestamp != NO_TIMESTAMP
-                    else now
-                ),
-                leader_epoch=p.committed_leader_epoch if p.committed_leader_epoch >= 0 else None,
-                expire_timestamp_ms=expire,
-            )
+    for tp in known:
+        p = requested[tp]
+        offsets[tp] = OffsetAndMetadata(
+            committed_offset=p.committed_offset,
+            metadata=p.committed_metadata or "",
+            commit_timestamp_ms=(
+                p.commit_timestamp if version == 1 and p.commit_timestamp != NO_TIMESTAMP
+                else now
+            ),
+            leader_epoch=p.committed_leader_epoch if p.committed_leader_epoch >= 0 else None,
+            expire_timestamp_ms=expire,
+        )
 
     def answer(results: dict[TopicPartition, Errors]) -> None:
         ctx.respond(OffsetCommitResponse(topics=[

@@ -15,7 +15,8 @@ Version notes:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from groupcoord.coordinator.results import PartitionOffset, TopicPartition
 from groupcoord.protocol.messages.offset_fetch import (
@@ -29,6 +30,8 @@ from groupcoord.protocol.messages.offset_fetch import (
 )
 from groupcoord.server.broker import Broker
 from groupcoord.server.registry import RequestContext, handler
+
+T = TypeVar("T", OffsetFetchResponseTopic, OffsetFetchResponseTopics)
 
 
 @handler(OffsetFetchRequest, versions="0-9")
@@ -46,17 +49,9 @@ def offset_fetch(broker: Broker, request: OffsetFetchRequest, ctx: RequestContex
             groups.append(OffsetFetchResponseGroup(
                 group_id=group.group_id,
                 error_code=error,
-                topics=[] if error else [
-                    OffsetFetchResponseTopics(name=name, partitions=[
-                        OffsetFetchResponsePartitions(
-                            partition_index=partition, committed_offset=o.offset,
-                            committed_leader_epoch=_epoch(o), metadata=o.metadata,
-                            error_code=o.error,
-                        )
-                        for partition, o in partitions
-                    ])
-                    for name, partitions in _by_topic(requested, offsets).items()
-                ],
+                topics=[] if error else _topics(
+                    requested, offsets, OffsetFetchResponseTopics, OffsetFetchResponsePartitions
+                ),
             ))
         ctx.respond(OffsetFetchResponse(groups=groups))
         return
@@ -72,16 +67,28 @@ def offset_fetch(broker: Broker, request: OffsetFetchRequest, ctx: RequestContex
         return
     if error:
         offsets = {tp: PartitionOffset(error=error) for tp in requested or ()}
-    ctx.respond(OffsetFetchResponse(topics=[
-        OffsetFetchResponseTopic(name=name, partitions=[
-            OffsetFetchResponsePartition(
-                partition_index=partition, committed_offset=o.offset,
+    ctx.respond(OffsetFetchResponse(topics=_topics(
+        requested, offsets, OffsetFetchResponseTopic, OffsetFetchResponsePartition
+    )))
+
+
+def _topics(
+    requested: Sequence[TopicPartition] | None,
+    offsets: dict[TopicPartition, PartitionOffset],
+    topic: Callable[..., T],
+    partition: Callable[..., object],
+) -> list[T]:
+    """The answer's topics; v0-7 and v8+ declare the same fields as different structs."""
+    return [
+        topic(name=name, partitions=[
+            partition(
+                partition_index=index, committed_offset=o.offset,
                 committed_leader_epoch=_epoch(o), metadata=o.metadata, error_code=o.error,
             )
-            for partition, o in partitions
+            for index, o in partitions
         ])
         for name, partitions in _by_topic(requested, offsets).items()
-    ]))
+    ]
 
 
 def _epoch(offset: PartitionOffset) -> int:

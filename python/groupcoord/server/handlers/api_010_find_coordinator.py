@@ -2,7 +2,9 @@
 
 A group belongs to partition ``abs(javaStringHashCode(group)) % offsets.topic.num.partitions``
 of ``__consumer_offsets``; its coordinator is this node when it owns (or is loading) that
-partition, and no node otherwise (COORDINATOR_NOT_AVAILABLE: the client asks again).
+partition, and no node otherwise (COORDINATOR_NOT_AVAILABLE: the client asks again), as
+Kafka answers when the partition has no leader: so too while this node has given the
+partition up after a failure of its log and waits to load it again.
 
 Version notes:
 

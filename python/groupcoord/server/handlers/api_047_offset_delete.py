@@ -2,8 +2,9 @@
 
 Version notes: one version. The group must exist (else GROUP_ID_NOT_FOUND); in a consumer
 group with members, partitions of subscribed topics get GROUP_SUBSCRIBED_TO_TOPIC and the
-others are deleted; a non-consumer group with members gets NON_EMPTY_GROUP. A topic this node
-does not know gets UNKNOWN_TOPIC_OR_PARTITION for its partitions, as in Kafka.
+others are deleted; a non-consumer group with members gets NON_EMPTY_GROUP. A partition this
+node does not know (unknown topic, or beyond its partition count) gets
+UNKNOWN_TOPIC_OR_PARTITION, as in Kafka.
 """
 
 from __future__ import annotations
@@ -22,11 +23,9 @@ from groupcoord.server.registry import RequestContext, handler
 
 @handler(OffsetDeleteRequest, versions="0")
 def offset_delete(broker: Broker, request: OffsetDeleteRequest, ctx: RequestContext) -> None:
-    known = [
-        TopicPartition(t.name, p.partition_index)
-        for t in request.topics if broker.topics.get(t.name) is not None
-        for p in t.partitions
-    ]
+    known, _ = broker.topics.split_known(
+        TopicPartition(t.name, p.partition_index) for t in request.topics for p in t.partitions
+    )
 
     def answer(error: Errors, results: dict[TopicPartition, Errors]) -> None:
         if error:
