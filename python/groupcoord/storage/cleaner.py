@@ -19,12 +19,13 @@ What a cleaning pass of one partition does (Kafka's ``LogCleaner``, offsets-log-
   dropped entirely, an empty batch (as Kafka leaves for a producer's last batch) keeps the
   group's last offset, so the cleaned segment always ends where the group ended.
 
-**The key.** Kafka's cleaner compares raw key bytes. groupcoord compares *logical* keys: an
-OffsetCommit key of record type 0 (written by brokers before 0.9) and one of type 1 for the same
-group, topic and partition are the same key, as they are to the coordinator that replays them.
-With raw bytes a type-0 commit would survive its type-1 tombstone and come back once the
-tombstone is dropped; with logical keys the cleaned log always replays to the state the
-uncleaned log gives. Every other key is its raw bytes.
+**The key.** Kafka's cleaner compares raw key bytes. groupcoord compares *logical* keys
+(:func:`groupcoord.replay_rules.logical_key_bytes`): an OffsetCommit key of record type 0
+(written by brokers before 0.9) and one of type 1 for the same group, topic and partition are
+the same key, as they are to the coordinator that replays them. With raw bytes a type-0 commit
+would survive its type-1 tombstone and come back once the tombstone is dropped; with logical
+keys the cleaned log always replays to the state the uncleaned log gives. Every other key is
+its raw bytes.
 
 **Crash safety.** A cleaned group is written to ``<base>.log.cleaned`` and fsynced; renaming it
 to ``<base>.log.swap`` (and fsyncing the directory) commits it. Then the replaced segments are
@@ -52,6 +53,7 @@ from pathlib import Path
 
 from groupcoord import codec
 from groupcoord.config import Config
+from groupcoord.replay_rules import logical_key_bytes
 from groupcoord.storage.checkpoint import OffsetCheckpoint
 from groupcoord.storage.index import OffsetIndex
 from groupcoord.storage.partition import PartitionLog, read_chunks
@@ -70,21 +72,13 @@ from groupcoord.storage.segment import (
     walk_batches,
 )
 
-__all__ = ["CleanResult", "LogCleaner", "logical_key"]
+__all__ = ["CleanResult", "LogCleaner"]
 
 logger = logging.getLogger("groupcoord.storage")
 
 _KAFKA_MAP_ENTRY_BYTES = 24  # Kafka's SkimpyOffsetMap: a 16-byte MD5 and an 8-byte offset
 _MAP_LOAD_FACTOR = 0.9  # log.cleaner.io.buffer.load.factor
 _READ_BUFFER = 1 << 20
-_TYPE_0_PREFIX = b"\x00\x00"
-_TYPE_1_PREFIX = b"\x00\x01"
-
-
-def logical_key(key: bytes) -> bytes:
-    """The key the cleaner deduplicates on: raw bytes, with an OffsetCommit key of record
-    type 0 spelled as type 1 (same group, topic, partition; same layout)."""
-    return _TYPE_1_PREFIX + key[2:] if key[:2] == _TYPE_0_PREFIX else key
 
 
 @dataclass
@@ -312,7 +306,7 @@ class LogCleaner:
                     for record in batch.records:
                         if record.key is None or record.offset < first_dirty:
                             continue
-                        key = logical_key(record.key)
+                        key = logical_key_bytes(record.key)
                         if key not in latest and len(latest) >= self.map_capacity:
                             offset_map.full = True
                             return offset_map
@@ -405,7 +399,7 @@ class LogCleaner:
                             key = record.key
                             if key is None:
                                 continue
-                            if record.offset <= last_mapped and record.offset < latest.get(logical_key(key), -1):
+                            if record.offset <= last_mapped and record.offset < latest.get(logical_key_bytes(key), -1):
                                 continue
                             if record.value is None:
                                 if has_horizon and now >= batch.base_timestamp:
