@@ -19,7 +19,7 @@ from groupcoord.compaction import compact
 from groupcoord.spark.scan import CORRUPT_RECORD_TYPE
 
 from offsets_logs import T0, LogBuilder, consumer_members, encoded, every_kind, write_log_dir
-from test_compaction import replay
+from replayed_state import compacted_view, coordinator_view, latest_other_records, load
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -64,20 +64,26 @@ def test_history_is_every_record_in_the_codec_schema(spark: Any, every_kind_dir:
 
 
 def test_compacted_view_is_the_replayed_state_however_segments_are_cut(spark: Any, every_kind_dir: Path) -> None:
-    expected = []
+    history, loaded, others = {}, {}, {}
     for partition in range(5):
         segments = sorted((every_kind_dir / f"__consumer_offsets-{partition}").glob("*.log"))
-        live = replay([r for path in segments for r in codec.decode_segment(path)])
-        history = {r["offset"]: r for path in segments for r in codec.decode_segment_arrow(path).to_pylist()}
-        expected += [history[o] for o in sorted(live.values())]
-    assert len(expected) > 5 * 20
+        records = [r for path in segments for r in codec.decode_segment(path)]
+        loaded[partition] = coordinator_view(load({partition: records}))
+        others[partition] = sorted(latest_other_records(records).values())
+        history.update({(partition, r["offset"]): r for path in segments
+                        for r in codec.decode_segment_arrow(path).to_pylist()})
     for split_bytes in (1 << 30, 700):
         df = (spark.read.format("consumer_offsets").option("view", "compacted")
               .option("maxSplitBytes", split_bytes).load(str(every_kind_dir)))
-        assert strip(collect(df)) == expected
+        rows = strip(collect(df))
+        assert len(rows) > 5 * 20 and rows == [history[(r["partition"], r["offset"])] for r in rows]
+        for partition in range(5):
+            mine = [r for r in rows if r["partition"] == partition]
+            assert compacted_view(mine) == loaded[partition]
+            assert [r["offset"] for r in mine if r["record_type"] > 2] == others[partition]
         assert df.rdd.getNumPartitions() == 5
-        history = spark.read.format("consumer_offsets").option("maxSplitBytes", split_bytes).load(str(every_kind_dir))
-        assert strip(collect(groupcoord.spark.compacted(history))) == expected
+        history_df = spark.read.format("consumer_offsets").option("maxSplitBytes", split_bytes).load(str(every_kind_dir))
+        assert strip(collect(groupcoord.spark.compacted(history_df))) == rows
 
 
 def big_segment(tmp_path: Path, with_index: bool) -> Path:
