@@ -10,6 +10,13 @@ What a cleaning pass of one partition does (Kafka's ``LogCleaner``, offsets-log-
 * It recopies every cleanable segment from the log start, in groups of at most
   ``offsets.topic.segment.bytes``, keeping a record only if it is the latest for its key.
   Records without a key and records of aborted transactions are dropped.
+* Which records replace older ones follows the coordinator's replay
+  (:mod:`groupcoord.replay_rules`): a record of a batch with a producer id counts only once a
+  COMMIT marker of that producer ended it, and a marker stays while a record it ends remains.
+  Kafka's cleaner tracks transactional batches alone; Kafka 4's coordinator also holds an
+  idempotent (non-transactional) batch with a producer id pending, so for such a batch these
+  rules keep the cleaned log replaying as the uncleaned one does. Dropping aborted records and
+  the last stable offset stay Kafka's: transactional batches only.
 * A tombstone that is the latest for its key is kept; the first pass that keeps it stamps its
   batch with a delete horizon (attribute bit 6, base timestamp = now +
   ``log.cleaner.delete.retention.ms``), and the first pass after the horizon drops it.
@@ -53,7 +60,7 @@ from pathlib import Path
 
 from groupcoord import codec
 from groupcoord.config import Config
-from groupcoord.replay_rules import logical_key_bytes
+from groupcoord.replay_rules import is_pending, logical_key_bytes
 from groupcoord.storage.checkpoint import OffsetCheckpoint
 from groupcoord.storage.index import OffsetIndex
 from groupcoord.storage.partition import PartitionLog, read_chunks
@@ -101,8 +108,10 @@ class _Aborted(Exception):
 
 @dataclass
 class _Transactions:
-    """What the whole log says about transactional batches (by producer id and base offset):
-    committed (True) or aborted (False); and the first offset of any still-open one."""
+    """What the whole log says about the batches that wait for a marker (those with a producer
+    id, :func:`~groupcoord.replay_rules.is_pending`), by producer id and base offset: committed
+    (True) or aborted (False), absent while open; and the first offset of a still-open
+    transactional one (the last stable offset)."""
 
     outcomes: dict[tuple[int, int], bool] = field(default_factory=dict)
     first_open_offset: int | None = None
@@ -271,23 +280,26 @@ class LogCleaner:
         self, log: PartitionLog, segments: Sequence[LogSegment], sizes: Sequence[int]
     ) -> _Transactions:
         found = _Transactions()
-        open_batches: dict[int, list[int]] = {}
+        open_batches: dict[int, list[tuple[int, bool]]] = {}
         for segment, size in zip(segments, sizes):
             for position, data in self._chunks(log, segment, size):
                 for info in walk_batches(data, base_position=position):
-                    if not info.is_transactional:
-                        continue
                     if info.is_control:
+                        if not info.is_transactional:
+                            continue
                         start = info.position - position
                         batch = codec.read_batches(data[start : start + info.size])[0]
                         key = batch.records[0].key if batch.records else None
                         commit = key is not None and key[2:4] == b"\x00\x01"
-                        for base in open_batches.pop(info.producer_id, []):
+                        for base, _ in open_batches.pop(info.producer_id, []):
                             found.outcomes[(info.producer_id, base)] = commit
-                    else:
-                        open_batches.setdefault(info.producer_id, []).append(info.base_offset)
-        if open_batches:
-            found.first_open_offset = min(bases[0] for bases in open_batches.values())
+                    elif is_pending(info.producer_id):
+                        open_batches.setdefault(info.producer_id, []).append(
+                            (info.base_offset, info.is_transactional)
+                        )
+        still_open = [b for bases in open_batches.values() for b, transactional in bases if transactional]
+        if still_open:
+            found.first_open_offset = min(still_open)
         return found
 
     def _build_map(
@@ -299,8 +311,8 @@ class LogCleaner:
             for position, data in self._chunks(log, segment):
                 for batch in codec.read_batches(data, position=position):
                     if batch.is_control or (
-                        batch.is_transactional
-                        and not transactions.outcomes.get((batch.producer_id, batch.base_offset), True)
+                        is_pending(batch.producer_id)
+                        and transactions.outcomes.get((batch.producer_id, batch.base_offset)) is not True
                     ):
                         continue
                     for record in batch.records:
@@ -409,7 +421,7 @@ class LogCleaner:
                         result.records_removed += len(batch.records) - len(kept)
                         if not kept:
                             continue
-                        if batch.is_transactional:
+                        if is_pending(batch.producer_id):
                             retained_in_transaction[batch.producer_id] = True
                         horizon = batch.base_timestamp if has_horizon else now + retention if tombstones else None
                         if tombstones and horizon is not None:
