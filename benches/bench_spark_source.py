@@ -25,7 +25,7 @@ import pytest
 from conftest import SCALE, scaled
 from offsets_data import segment
 
-from groupcoord.spark.files import walk_batches
+from groupcoord.storage.segment import batch_boundaries
 
 BENCHES = Path(__file__).resolve().parent
 PARTITION_BYTES = scaled(272 << 20, 512 << 10)
@@ -48,7 +48,7 @@ class Data:
 def write_partition(directory: Path, data: bytes, segment_bytes: int) -> None:
     """Kafka's layout: roll a new ``<base offset>.log`` once a segment reaches the size."""
     directory.mkdir(parents=True, exist_ok=True)
-    starts, stop = walk_batches(data, 0, len(data))
+    starts, stop = batch_boundaries(data)
     assert stop == len(data)
     cut = 0
     for start in [*starts, len(data)]:

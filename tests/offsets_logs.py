@@ -89,13 +89,15 @@ class LogBuilder:
         self.timestamp = T0
 
     def write(self, records: Sequence[tuple[bytes, bytes | None]], *, producer_id: int = -1,
-              compression: str | None = None) -> int:
-        """Append one batch; returns its base offset. A producer id makes it transactional."""
+              compression: str | None = None, transactional: bool | None = None) -> int:
+        """Append one batch; returns its base offset. A producer id makes it transactional
+        unless ``transactional`` is False (an idempotent producer's batch)."""
         base = self.next_offset
         self.batches.append(codec.write_batch(
             records, base_offset=base, timestamp=self.timestamp,
             compression=compression or self.compression, producer_id=producer_id,
-            producer_epoch=0 if producer_id != -1 else -1, is_transactional=producer_id != -1,
+            producer_epoch=0 if producer_id != -1 else -1,
+            is_transactional=producer_id != -1 if transactional is None else transactional,
         ))
         self.next_offset += len(records)
         self.timestamp += 1000

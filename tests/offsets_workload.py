@@ -1,12 +1,12 @@
 """Test helpers for the offsets log: a replay oracle and a deterministic append workload.
 
 :func:`replay` gives the state a log yields (latest value per logical key, tombstones and
-transaction markers applied by offsets-log-format.md §4.6); it is the yardstick that a
-recovered or compacted log must meet. :func:`workload` is a reproducible sequence of appends
-(offset commits over a small key space so compaction has work, tombstones, group metadata,
-transactions ended by COMMIT or ABORT markers): a process that appends it in order puts the
-record of append ``i`` at an offset the test can compute, so a surviving log can be checked
-against exactly what was written.
+transaction markers applied by the rules of :mod:`groupcoord.replay_rules`); it is the
+yardstick that a recovered or cleaned log must meet. :func:`workload` is a reproducible
+sequence of appends (offset commits over a small key space so compaction has work,
+tombstones, group metadata, transactions ended by COMMIT or ABORT markers): a process that
+appends it in order puts the record of append ``i`` at an offset the test can compute, so a
+surviving log can be checked against exactly what was written.
 """
 
 from __future__ import annotations
@@ -18,39 +18,32 @@ from typing import Any
 
 from groupcoord import codec
 from groupcoord.log import Append
-
-LogicalKey = tuple[Any, ...]
-
-
-def logical(key: Any) -> LogicalKey:
-    if isinstance(key, codec.OffsetCommitKey):
-        return ("offset", key.group, key.topic, key.partition)
-    if isinstance(key, codec.GroupMetadataKey):
-        return ("group", key.group)
-    return ("other", repr(key))
+from groupcoord.replay_rules import LogicalKey, Transaction, is_pending, logical_key, transaction_of
 
 
 def replay(records: Iterable[Any]) -> dict[LogicalKey, Any]:
-    """The state a log replays to. ``records`` need ``offset``, ``control``,
-    ``producer_id``, ``is_transactional``, ``key`` and ``value`` (OffsetsRecord has them)."""
+    """The state a log replays to, by the rules of :mod:`groupcoord.replay_rules` applied record
+    by record: logical key -> value. ``records`` need ``partition``, ``offset``, ``control``,
+    ``producer_id``, ``key`` and ``value`` (OffsetsRecord has them)."""
     committed: dict[LogicalKey, tuple[Any, int]] = {}
-    pending: dict[int, dict[LogicalKey, tuple[Any, int]]] = {}
+    pending: dict[Transaction, dict[LogicalKey, tuple[Any, int]]] = {}
     for r in records:
+        transaction = transaction_of(r.producer_id, r.partition)
         if r.control is not None:
-            ended = pending.pop(r.producer_id, {})
+            ended = pending.pop(transaction, {})
             if r.control == "commit":
                 for k, (value, offset) in ended.items():
                     current = committed.get(k)
                     if current is None or offset > current[1]:
                         committed[k] = (value, offset)
             continue
-        k = logical(r.key)
+        k = logical_key(r.key)
         if r.value is None:
             committed.pop(k, None)
             for open_transaction in pending.values():
                 open_transaction.pop(k, None)
-        elif r.is_transactional:
-            pending.setdefault(r.producer_id, {})[k] = (r.value, r.offset)
+        elif isinstance(r.key, codec.OffsetCommitKey) and is_pending(r.producer_id):
+            pending.setdefault(transaction, {})[k] = (r.value, r.offset)
         else:
             committed[k] = (r.value, r.offset)
     return {k: v for k, (v, _) in committed.items()}
@@ -66,6 +59,7 @@ class Written:
     is_transactional: bool
     key: Any
     value: Any
+    partition: int = -1
 
 
 GROUPS = [f"group-{g}" for g in range(5)]

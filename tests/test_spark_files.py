@@ -3,6 +3,8 @@ the data source's parts that need no Spark."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,9 +15,14 @@ import pytest
 from groupcoord import codec
 from groupcoord.codec import OffsetCommitKey, OffsetCommitValue
 from groupcoord.spark.files import find_segments, plan, plan_splits
+from groupcoord.compaction import compact
 from groupcoord.spark.scan import BadBatch, CorruptSegmentError, scan
+from groupcoord.storage import read_directory
 
 from offsets_logs import LogBuilder, encoded, every_kind, write_log_dir
+from replayed_state import compacted_view
+from test_storage_cleaner import NOW, Crash, Fixture, crash_at, workload_log
+from test_storage_cleaner import config as cleaner_config
 
 
 def commits(n: int, per_batch: int = 20, compression: str = "none") -> LogBuilder:
@@ -133,3 +140,38 @@ def test_chunks_are_whole_batches_of_the_codec_schema(tmp_path: Path) -> None:
     assert len(chunks) > 10
     assert all(isinstance(c, pa.RecordBatch) and c.schema == codec.arrow_schema() for c in chunks)
     assert sum(c.num_rows for c in chunks) == 200 * 20
+
+
+def test_a_directory_caught_mid_cleaning_reads_as_recovery_would_arrange_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cleaning interrupted at each of its renames: once the ``.log.swap`` is committed and
+    some of the segments it replaces are renamed ``.deleted``, reading the ``.log`` files alone
+    would lose records. The source reads what the storage layer reads (and the same state)."""
+    original = workload_log(tmp_path / "original", 7, 400, cleaner_config())
+    original.log.close()
+    history = [item for split in plan([str(original.directory)], 1 << 20) for item in scan(split)]
+    expected = compacted_view(compact(history).to_pylist())
+    mid_swap = 0
+    for n in range(1, 12):
+        case = tmp_path / f"replace-{n}"
+        shutil.copytree(original.directory.parent, case)
+        f = Fixture(case, cleaner_config())
+        crash_at(monkeypatch, "replace", os.replace, n)
+        try:
+            with pytest.raises(Crash):
+                f.cleaner.clean(f.log, NOW)
+        finally:
+            monkeypatch.undo()
+        for segment in f.log.segments:
+            segment.close()
+        names = [p.name for p in f.directory.iterdir()]
+        mid_swap += any(n.endswith(".swap") for n in names) and any(n.endswith(".deleted") for n in names)
+        stored = [r.offset for chunk in read_directory(f.directory) for r in chunk]
+        for max_bytes in (1 << 20, 1000):
+            items = [item for split in plan([str(case)], max_bytes) for item in scan(split)]
+            assert [r["offset"] for r in rows(items)] == stored, f"replace #{n}"
+        assert {r["partition"] for r in rows(items)} == {5}
+        assert compacted_view(compact(items).to_pylist()) == expected, f"replace #{n}"
+        shutil.rmtree(case)
+    assert mid_swap >= 3, "crashes between the swap's commit and its completion"

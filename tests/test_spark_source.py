@@ -4,6 +4,8 @@ batches in each mode, and the "who owned partition P at time T" query."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +15,17 @@ from pyspark.errors import PySparkException
 from pyspark.sql.pandas.types import from_arrow_schema
 
 import groupcoord.spark
-from groupcoord import codec
+from groupcoord import codec, inspect
 from groupcoord.codec import GroupMetadataKey, GroupMetadataValue, OffsetCommitKey, OffsetCommitValue
 from groupcoord.compaction import compact
+from groupcoord.config import Config
 from groupcoord.spark.scan import CORRUPT_RECORD_TYPE
+from groupcoord.storage import read_directory
 
 from offsets_logs import T0, LogBuilder, consumer_members, encoded, every_kind, write_log_dir
-from test_compaction import replay
+from replayed_state import compacted_view, coordinator_view, latest_other_records, load
+from test_storage_cleaner import NOW, Crash, Fixture, commit, crash_at
+from test_storage_cleaner import config as cleaner_config
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -64,20 +70,26 @@ def test_history_is_every_record_in_the_codec_schema(spark: Any, every_kind_dir:
 
 
 def test_compacted_view_is_the_replayed_state_however_segments_are_cut(spark: Any, every_kind_dir: Path) -> None:
-    expected = []
+    history, loaded, others = {}, {}, {}
     for partition in range(5):
         segments = sorted((every_kind_dir / f"__consumer_offsets-{partition}").glob("*.log"))
-        live = replay([r for path in segments for r in codec.decode_segment(path)])
-        history = {r["offset"]: r for path in segments for r in codec.decode_segment_arrow(path).to_pylist()}
-        expected += [history[o] for o in sorted(live.values())]
-    assert len(expected) > 5 * 20
+        records = [r for path in segments for r in codec.decode_segment(path)]
+        loaded[partition] = coordinator_view(load({partition: records}))
+        others[partition] = sorted(latest_other_records(records).values())
+        history.update({(partition, r["offset"]): r for path in segments
+                        for r in codec.decode_segment_arrow(path).to_pylist()})
     for split_bytes in (1 << 30, 700):
         df = (spark.read.format("consumer_offsets").option("view", "compacted")
               .option("maxSplitBytes", split_bytes).load(str(every_kind_dir)))
-        assert strip(collect(df)) == expected
+        rows = strip(collect(df))
+        assert len(rows) > 5 * 20 and rows == [history[(r["partition"], r["offset"])] for r in rows]
+        for partition in range(5):
+            mine = [r for r in rows if r["partition"] == partition]
+            assert compacted_view(mine) == loaded[partition]
+            assert [r["offset"] for r in mine if r["record_type"] > 2] == others[partition]
         assert df.rdd.getNumPartitions() == 5
-        history = spark.read.format("consumer_offsets").option("maxSplitBytes", split_bytes).load(str(every_kind_dir))
-        assert strip(collect(groupcoord.spark.compacted(history))) == expected
+        history_df = spark.read.format("consumer_offsets").option("maxSplitBytes", split_bytes).load(str(every_kind_dir))
+        assert strip(collect(groupcoord.spark.compacted(history_df))) == rows
 
 
 def big_segment(tmp_path: Path, with_index: bool) -> Path:
@@ -188,3 +200,32 @@ def test_which_member_owned_partition_p_at_time_t(spark: Any, tmp_path: Path) ->
     assert owners(stamps[2], 1) == [("billing", 3, "gen3-member-0")]
     assert owners(stamps[2], 2) == []
     assert owners(stamps[3], 1) == [], "the group was deleted"
+
+
+def test_a_directory_caught_mid_cleaning(spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cleaning that crashed after committing its swap file and renaming the replaced
+    segment ``.deleted``: Spark reads what recovery would (the swap file in its place), as
+    ``read_directory`` and ``groupcoord inspect`` do, not the ``.log`` files alone."""
+    original = Fixture(tmp_path / "original", cleaner_config())
+    for i in range(80):
+        original.append([commit(f"g{i % 3}", i, i), commit("busy", 0, i)])
+    original.roll()
+    original.append([commit("busy", 0, 1000)])
+    original.log.close()
+    shutil.copytree(tmp_path / "original", tmp_path / "crashed")
+    f = Fixture(tmp_path / "crashed", cleaner_config())
+    crash_at(monkeypatch, "replace", os.replace, 4)  # the 4th rename: the replaced segment's .log
+    with pytest.raises(Crash):
+        f.cleaner.clean(f.log, NOW)
+    monkeypatch.undo()
+    for segment in f.log.segments:
+        segment.close()
+    names = {p.name for p in f.directory.iterdir()}
+    assert {"00000000000000000000.log.swap", "00000000000000000000.log.deleted"} <= names
+    stored = [r.offset for chunk in read_directory(f.directory) for r in chunk]
+    assert stored[0] == 0
+    reader = spark.read.format("consumer_offsets").option("maxSplitBytes", 1000)
+    assert [r["offset"] for r in collect(reader.load(str(f.directory)))] == stored
+    compacted = strip(collect(reader.option("view", "compacted").load(str(tmp_path / "crashed"))))
+    loaded = coordinator_view(inspect.load(tmp_path / "original", Config()))
+    assert compacted_view(compacted) == loaded and len(loaded[0]) == 81

@@ -13,7 +13,8 @@ import pytest
 
 from groupcoord import codec
 from groupcoord.config import Config
-from groupcoord.storage import LogCleaner, PartitionLog, logical_key, read_directory
+from groupcoord.replay_rules import logical_key_bytes
+from groupcoord.storage import LogCleaner, PartitionLog, read_directory
 from groupcoord.storage.checkpoint import CLEANER_OFFSET_FILE, OffsetCheckpoint
 from groupcoord.storage.segment import walk_batches
 from offsets_workload import records_count, replay, workload
@@ -129,7 +130,7 @@ def test_tombstones_get_a_delete_horizon_then_go(tmp_path: Path) -> None:
 
 def test_a_type_0_commit_does_not_outlive_its_type_1_tombstone(tmp_path: Path) -> None:
     """Raw-byte keys would keep the old type-0 record once the tombstone is gone."""
-    assert logical_key(commit("g", 0, 1, record_type=0)[0]) == logical_key(commit("g", 0, 1)[0])
+    assert logical_key_bytes(commit("g", 0, 1, record_type=0)[0]) == logical_key_bytes(commit("g", 0, 1)[0])
     f = Fixture(tmp_path, config())
     f.append([commit("g", 0, 1, record_type=0), commit("g", 1, 1, record_type=0)])
     f.append([tombstone("g", 0)])
@@ -170,6 +171,30 @@ def test_transactions_aborted_data_goes_markers_stay_while_their_data_does(tmp_p
     f.cleaner.clean(f.log, NOW + RETENTION)
     assert [r.offset for r in f.records()] == [4, 5, 6, 7, 8], "markers without data go after the horizon"
     assert replay(f.records()) == replay(f.records()) and replay(f.records())[("offset", "g", "t", 0)].offset == 10
+    f.log.close()
+
+
+def test_a_non_transactional_batch_with_a_producer_id_counts_once_its_marker_commits(tmp_path: Path) -> None:
+    """Kafka 4's coordinator holds such a batch pending until its producer's marker: until a
+    COMMIT it replaces nothing, and its marker stays while it does."""
+    f = Fixture(tmp_path, config())
+    f.append([commit("g", 0, 1)])                                      # 0 replaced by 1
+    f.append([commit("g", 0, 2)], producer_id=7, producer_epoch=0)    # 1 committed at 3
+    f.append([commit("g", 1, 3)])                                      # 2
+    f.marker(7, commit=True)                                           # 3
+    f.append([commit("g", 1, 4)], producer_id=8, producer_epoch=0)    # 4 aborted at 5
+    f.marker(8, commit=False)                                          # 5
+    f.append([commit("g", 1, 5)], producer_id=9, producer_epoch=0)    # 6 never ended
+    f.roll()
+    f.append([commit("h", 0, 1)])                                      # 7
+    state = replay(f.records())
+    assert {k: v.offset for k, v in state.items()} == {
+        ("offset", "g", "t", 0): 2, ("offset", "g", "t", 1): 3, ("offset", "h", "t", 0): 1,
+    }
+    f.cleaner.clean(f.log, NOW)
+    f.cleaner.clean(f.log, NOW + RETENTION)
+    assert [r.offset for r in f.records()] == [1, 2, 3, 4, 5, 6, 7]
+    assert replay(f.records()) == state
     f.log.close()
 
 

@@ -15,6 +15,7 @@ from groupcoord import codec
 from groupcoord.config import Config
 from groupcoord.storage import PartitionLog, read_directory
 from groupcoord.storage.index import OffsetIndex
+from groupcoord.storage.partition import partition_directories, partition_directory_name, partition_of_directory
 from groupcoord.storage.segment import walk_batches
 from offsets_workload import replay
 from test_codec import SEGMENT
@@ -279,3 +280,13 @@ def test_appended_batches_are_what_the_codec_wrote(tmp_path: Path) -> None:
     log.close()
     assert (tmp_path / "__consumer_offsets-0" / "00000000000000000000.log").read_bytes() == b"".join(batches)
     assert os.path.getsize(tmp_path / "__consumer_offsets-0" / "00000000000000000000.index") == 0
+
+
+def test_partition_directories_are_named_as_kafka_names_them(tmp_path: Path) -> None:
+    for name in ("__consumer_offsets-0", "__consumer_offsets-31", "orders-2", "__consumer_offsets-x",
+                 "__consumer_offsets-", "__consumer_offsets-3-delete"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "__consumer_offsets-9").write_text("a file")
+    assert partition_directories(tmp_path) == {0: tmp_path / "__consumer_offsets-0", 31: tmp_path / "__consumer_offsets-31"}
+    assert [partition_of_directory(tmp_path / partition_directory_name(p)) for p in (0, 49)] == [0, 49]
+    assert partition_of_directory(tmp_path / "orders-2") == -1

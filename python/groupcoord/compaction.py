@@ -4,19 +4,9 @@ replaying it.
 Input: rows of :func:`groupcoord.codec.decode_arrow` (the history, one row per record),
 each log partition's rows in offset order, in as many record batches as convenient.
 Output: the rows that are still the truth, in the same schema, one per live key, ordered by
-(partition, offset). The rules are Kafka's replay (``OffsetMetadataManager.replay`` and
-``replayEndTransactionMarker``; ``offsets-log-format.md`` sections 4.6 and 6):
-
-- A record's *logical key*: offset commits (types 0 and 1 alike) by (group, topic,
-  partition); group metadata (type 2) by group; consumer-group records (3 to 8, 16) by
-  (type, group, member); other types by their raw key bytes. Keys of different log
-  partitions are different keys.
-- A record with a value replaces its key's value; a tombstone (null value) removes the key,
-  and also every pending transactional commit of that key written before it.
-- An offset commit in a batch with a producer id (a transactional offset commit) is pending
-  until the next COMMIT or ABORT marker of that producer id. COMMIT applies it unless a record
-  of its key with a later offset was applied first; ABORT drops it; with no marker yet (an
-  open transaction at the end of the log) it is not visible. Other record types apply at once.
+(partition, offset). The rules are the coordinator's replay, stated in
+:mod:`groupcoord.replay_rules` (pending transactional commits, markers, tombstones, logical
+keys), whose Arrow forms this module uses.
 
 Replaying those rules in order gives the same state as this order-free formulation, which is
 how :class:`Compactor` computes it with Arrow kernels and no per-row Python work: per key,
@@ -35,63 +25,49 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
-__all__ = ["Compactor", "CompactedState", "compact", "compacted_state", "logical_key_columns"]
+from groupcoord.replay_rules import (
+    ARROW_KEY_COLUMNS,
+    ARROW_TRANSACTION_COLUMNS,
+    KEY_KIND,
+    logical_key_columns,
+    pending_mask,
+)
 
-_KIND = "_key_kind"
+__all__ = ["Compactor", "CompactedState", "compact", "compacted_state"]
+
 _ORDER = "_order"
-_KEY = ("partition", _KIND, "group", "topic", "key_partition", "member_id", "raw_key")
-
-
-def logical_key_columns(rows: Any) -> Any:
-    """``rows`` with a ``_key_kind`` column: 1 for offset commits (types 0 and 1 are one
-    logical key), else the record type. Together with partition, group, topic,
-    key_partition, member_id and raw_key it is a row's logical key."""
-    record_type = rows.column("record_type")
-    kind = pc.if_else(pc.equal(record_type, 0), pa.scalar(1, pa.int16()), record_type)
-    return rows.append_column(_KIND, kind)
-
-
-def _pending_mask(rows: Any) -> Any:
-    """Offset commits with a value written by a producer: they wait for a marker."""
-    record_type = rows.column("record_type")
-    is_commit = pc.or_(pc.equal(record_type, 0), pc.equal(record_type, 1))
-    with_value = pc.invert(rows.column("is_tombstone"))
-    produced = pc.not_equal(rows.column("producer_id"), -1)
-    return pc.fill_null(pc.and_(pc.and_(is_commit, with_value), produced), False)
 
 
 def _resolve(pending: Any, markers: Any) -> tuple[Any, Any]:
-    """Split ``pending`` rows into (committed, still pending) by the first marker of the same
-    (partition, producer id) at a later offset in ``markers``; aborted rows are dropped."""
+    """Split ``pending`` rows into (committed, still pending) by the first marker of their
+    transaction (``ARROW_TRANSACTION_COLUMNS``) at a later offset in ``markers``; aborted rows
+    are dropped."""
     if pending.num_rows == 0 or markers.num_rows == 0:
         return pending.slice(0, 0), pending
-    n = pending.num_rows
+    columns = ARROW_TRANSACTION_COLUMNS
+    n, m = pending.num_rows, markers.num_rows
     probe = pa.table({
-        "partition": pending.column("partition"),
-        "producer_id": pending.column("producer_id"),
+        **{c: pending.column(c) for c in columns},
         "offset": pending.column("offset"),
         "row": pa.array(range(n), pa.int64()),
-        "m_pid": pa.nulls(n, pa.int64()),
-        "m_partition": pa.nulls(n, pa.int32()),
-        "m_commit": pa.nulls(n, pa.bool_()),
+        **{f"marker_{c}": pa.nulls(n, pending.schema.field(c).type) for c in columns},
+        "marker_commit": pa.nulls(n, pa.bool_()),
     })
     marks = pa.table({
-        "partition": markers.column("partition"),
-        "producer_id": markers.column("producer_id"),
+        **{c: markers.column(c) for c in columns},
         "offset": markers.column("offset"),
-        "row": pa.nulls(markers.num_rows, pa.int64()),
-        "m_pid": markers.column("producer_id"),
-        "m_partition": markers.column("partition"),
-        "m_commit": pc.equal(markers.column("control"), "commit"),
+        "row": pa.nulls(m, pa.int64()),
+        **{f"marker_{c}": markers.column(c) for c in columns},
+        "marker_commit": pc.equal(markers.column("control"), "commit"),
     })
-    both = pa.concat_tables([probe, marks]).sort_by(
-        [("partition", "ascending"), ("producer_id", "ascending"), ("offset", "ascending")]
-    )
-    next_pid = pc.fill_null_backward(both.column("m_pid"))
-    next_partition = pc.fill_null_backward(both.column("m_partition"))
-    next_commit = pc.fill_null_backward(both.column("m_commit"))
-    same = pc.fill_null(pc.and_(pc.equal(next_pid, both.column("producer_id")),
-                                pc.equal(next_partition, both.column("partition"))), False)
+    # Each pending row, then the next marker of its transaction, if any, in sort order.
+    both = pa.concat_tables([probe, marks]).sort_by([(c, "ascending") for c in (*columns, "offset")])
+    same = None
+    for c in columns:
+        equal = pc.equal(pc.fill_null_backward(both.column(f"marker_{c}")), both.column(c))
+        same = equal if same is None else pc.and_(same, equal)
+    same = pc.fill_null(same, False)
+    next_commit = pc.fill_null_backward(both.column("marker_commit"))
     is_probe = pc.is_valid(both.column("row"))
     committed_rows = pc.filter(both.column("row"), pc.and_(is_probe, pc.and_(same, pc.fill_null(next_commit, False))))
     open_rows = pc.filter(both.column("row"), pc.and_(is_probe, pc.invert(same)))
@@ -104,7 +80,7 @@ def _latest_per_key(rows: Any) -> Any:
         return rows
     ordered = rows.sort_by([("partition", "ascending"), ("offset", "ascending")])
     ordered = ordered.append_column(_ORDER, pa.array(range(ordered.num_rows), pa.int64()))
-    last = ordered.group_by(list(_KEY), use_threads=False).aggregate([(_ORDER, "max")])
+    last = ordered.group_by(list(ARROW_KEY_COLUMNS), use_threads=False).aggregate([(_ORDER, "max")])
     keep = pc.sort_indices(last.column(f"{_ORDER}_max"))
     return ordered.take(pc.take(last.column(f"{_ORDER}_max"), keep)).drop_columns([_ORDER])
 
@@ -159,12 +135,12 @@ class Compactor:
         if markers.num_rows:
             self._markers.append(markers)
         data = chunk.filter(pc.and_(pc.is_null(control), pc.is_valid(chunk.column("record_type"))))
-        pending_mask = _pending_mask(data)
-        pending = data.filter(pending_mask)
+        waits = pending_mask(data)
+        pending = data.filter(waits)
         if self._pending is not None:
             pending = pa.concat_tables([self._pending, pending])
         committed, self._pending = _resolve(pending, markers)
-        parts = [data.filter(pc.invert(pending_mask)), committed]
+        parts = [data.filter(pc.invert(waits)), committed]
         if self._settled is not None:
             parts.insert(0, self._settled)
         self._settled = _latest_per_key(pa.concat_tables(parts))
@@ -182,7 +158,7 @@ class Compactor:
         if self._settled is None:
             return None
         parts = [self._settled, *self._markers] + ([self._pending] if self._pending is not None else [])
-        return (pa.concat_tables(parts).drop_columns([_KIND])
+        return (pa.concat_tables(parts).drop_columns([KEY_KIND])
                 .sort_by([("partition", "ascending"), ("offset", "ascending")]))
 
     def result(self) -> Any:
@@ -191,7 +167,7 @@ class Compactor:
         if self._settled is None:
             return None
         live = self._settled.filter(pc.invert(self._settled.column("is_tombstone")))
-        return live.drop_columns([_KIND])
+        return live.drop_columns([KEY_KIND])
 
 
 def compact(batches: Iterable[Any], schema: Any = None) -> Any:

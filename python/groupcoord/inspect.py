@@ -24,8 +24,8 @@ from groupcoord.coordinator import GroupCoordinator, SystemTime
 from groupcoord.coordinator.group import ClassicGroup
 from groupcoord.log.memory import InMemoryLog
 from groupcoord.storage import read_directory
+from groupcoord.storage.partition import effective_segments, partition_directories
 
-PARTITION_PREFIX = "__consumer_offsets-"
 PROGRESS_AFTER_S = 1.0
 """A load shorter than this shows no progress bar."""
 
@@ -61,16 +61,6 @@ class Progress:
             self.stream.flush()
 
 
-def partition_directories(data_dir: Path) -> dict[int, Path]:
-    found = {}
-    for path in data_dir.iterdir():
-        if path.is_dir() and path.name.startswith(PARTITION_PREFIX):
-            suffix = path.name[len(PARTITION_PREFIX):]
-            if suffix.isdigit():
-                found[int(suffix)] = path
-    return found
-
-
 def _with_progress(
     chunks: Iterator[list[codec.OffsetsRecord]], progress: Progress, done_before: int,
     sizes: Sequence[int], label: str,
@@ -99,7 +89,7 @@ def load(data_dir: Path, config: Config, progress_stream: TextIO | None = None) 
     coordinator = GroupCoordinator(config, InMemoryLog(), SystemTime())
     coordinator.startup(enable_metadata_expiration=False)
     sizes = {
-        p: [f.stat().st_size for f in sorted(d.glob("*.log"))] for p, d in directories.items()
+        p: [path.stat().st_size for _, path in effective_segments(d)] for p, d in directories.items()
     }
     progress = Progress(sum(map(sum, sizes.values())), progress_stream or sys.stderr)
     done = 0

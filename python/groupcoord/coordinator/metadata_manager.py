@@ -41,6 +41,7 @@ from groupcoord.errors import (
 )
 from groupcoord.log import Append, AppendError, PartitionWriter
 from groupcoord.partitioner import partition_for
+from groupcoord.replay_rules import is_pending
 
 log = logging.getLogger(__name__)
 
@@ -233,7 +234,7 @@ class GroupMetadataManager:
             return
         self.replay(
             record.offset,
-            (record.producer_id, record.partition) if record.is_transactional else None,
+            (record.producer_id, record.partition) if is_pending(record.producer_id) else None,
             record.key,
             record.value,
         )

@@ -20,7 +20,8 @@ from typing import Any, Literal
 import pyarrow as pa  # type: ignore[import-untyped]
 
 from groupcoord import codec
-from groupcoord.spark.files import LOG_OVERHEAD, Split, batch_end, walk_batches
+from groupcoord.spark.files import Split
+from groupcoord.storage.segment import LOG_OVERHEAD, MIN_BATCH_LENGTH, batch_boundaries
 
 __all__ = [
     "BadBatch",
@@ -81,7 +82,7 @@ def scan(split: Split, mode: Mode = "PERMISSIVE", chunk_bytes: int = CHUNK_BYTES
         try:
             pos = split.start
             while pos < split.end:
-                starts, stop = walk_batches(buf, pos, split.end)
+                starts, stop = batch_boundaries(buf, pos, split.end)
                 starts.append(stop)
                 yield from _decode_batches(view, starts, split, mode, chunk_bytes)
                 if stop >= split.end:
@@ -136,8 +137,8 @@ def _header_problem(buf: mmap.mmap, pos: int, end: int) -> str:
     magic = buf[pos + 16]
     if magic > 2:
         return f"unknown magic {magic}"
-    if length < 14:
-        return f"batch length {length} is below the minimum 14"
+    if length < MIN_BATCH_LENGTH:
+        return f"batch length {length} is below the minimum {MIN_BATCH_LENGTH}"
     return f"batch of {LOG_OVERHEAD + length} bytes runs past the end ({end - pos} bytes left)"
 
 
@@ -149,8 +150,8 @@ def _resync(buf: mmap.mmap, pos: int, end: int) -> int:
         if magic_at < 0:
             return end
         candidate = magic_at - 16
-        stop = batch_end(buf, candidate, end)
-        if stop > 0 and codec.valid_prefix_length(buf[candidate:stop]) == stop - candidate:
+        whole, stop = batch_boundaries(buf, candidate, end, until=candidate + 1)
+        if whole and codec.valid_prefix_length(buf[candidate:stop]) == stop - candidate:
             return candidate
         search = magic_at + 1
 

@@ -16,7 +16,7 @@ commit off the event loop), :mod:`~groupcoord.storage.cleaner` (compaction),
 data directory).
 """
 
-from groupcoord.storage.cleaner import CleanResult, LogCleaner, logical_key
+from groupcoord.storage.cleaner import CleanResult, LogCleaner
 from groupcoord.storage.flush import FlushPolicy
 from groupcoord.storage.manager import LogManager
 from groupcoord.storage.partition import LogCorruptError, PartitionLog, read_directory
@@ -28,6 +28,5 @@ __all__ = [
     "LogCorruptError",
     "LogManager",
     "PartitionLog",
-    "logical_key",
     "read_directory",
 ]

@@ -20,13 +20,13 @@ import os
 import threading
 from pathlib import Path
 
+from groupcoord.storage.partition import TOPIC
 from groupcoord.storage.segment import fsync_directory
 
-__all__ = ["OffsetCheckpoint", "RECOVERY_POINT_FILE", "CLEANER_OFFSET_FILE", "TOPIC"]
+__all__ = ["OffsetCheckpoint", "RECOVERY_POINT_FILE", "CLEANER_OFFSET_FILE"]
 
 logger = logging.getLogger("groupcoord.storage")
 
-TOPIC = "__consumer_offsets"
 RECOVERY_POINT_FILE = "recovery-point-offset-checkpoint"
 CLEANER_OFFSET_FILE = "cleaner-offset-checkpoint"
 

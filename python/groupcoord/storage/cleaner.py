@@ -10,6 +10,13 @@ What a cleaning pass of one partition does (Kafka's ``LogCleaner``, offsets-log-
 * It recopies every cleanable segment from the log start, in groups of at most
   ``offsets.topic.segment.bytes``, keeping a record only if it is the latest for its key.
   Records without a key and records of aborted transactions are dropped.
+* Which records replace older ones follows the coordinator's replay
+  (:mod:`groupcoord.replay_rules`): a record of a batch with a producer id counts only once a
+  COMMIT marker of that producer ended it, and a marker stays while a record it ends remains.
+  Kafka's cleaner tracks transactional batches alone; Kafka 4's coordinator also holds an
+  idempotent (non-transactional) batch with a producer id pending, so for such a batch these
+  rules keep the cleaned log replaying as the uncleaned one does. Dropping aborted records and
+  the last stable offset stay Kafka's: transactional batches only.
 * A tombstone that is the latest for its key is kept; the first pass that keeps it stamps its
   batch with a delete horizon (attribute bit 6, base timestamp = now +
   ``log.cleaner.delete.retention.ms``), and the first pass after the horizon drops it.
@@ -19,12 +26,13 @@ What a cleaning pass of one partition does (Kafka's ``LogCleaner``, offsets-log-
   dropped entirely, an empty batch (as Kafka leaves for a producer's last batch) keeps the
   group's last offset, so the cleaned segment always ends where the group ended.
 
-**The key.** Kafka's cleaner compares raw key bytes. groupcoord compares *logical* keys: an
-OffsetCommit key of record type 0 (written by brokers before 0.9) and one of type 1 for the same
-group, topic and partition are the same key, as they are to the coordinator that replays them.
-With raw bytes a type-0 commit would survive its type-1 tombstone and come back once the
-tombstone is dropped; with logical keys the cleaned log always replays to the state the
-uncleaned log gives. Every other key is its raw bytes.
+**The key.** Kafka's cleaner compares raw key bytes. groupcoord compares *logical* keys
+(:func:`groupcoord.replay_rules.logical_key_bytes`): an OffsetCommit key of record type 0
+(written by brokers before 0.9) and one of type 1 for the same group, topic and partition are
+the same key, as they are to the coordinator that replays them. With raw bytes a type-0 commit
+would survive its type-1 tombstone and come back once the tombstone is dropped; with logical
+keys the cleaned log always replays to the state the uncleaned log gives. Every other key is
+its raw bytes.
 
 **Crash safety.** A cleaned group is written to ``<base>.log.cleaned`` and fsynced; renaming it
 to ``<base>.log.swap`` (and fsyncing the directory) commits it. Then the replaced segments are
@@ -52,6 +60,7 @@ from pathlib import Path
 
 from groupcoord import codec
 from groupcoord.config import Config
+from groupcoord.replay_rules import is_pending, logical_key_bytes
 from groupcoord.storage.checkpoint import OffsetCheckpoint
 from groupcoord.storage.index import OffsetIndex
 from groupcoord.storage.partition import PartitionLog, read_chunks
@@ -70,21 +79,13 @@ from groupcoord.storage.segment import (
     walk_batches,
 )
 
-__all__ = ["CleanResult", "LogCleaner", "logical_key"]
+__all__ = ["CleanResult", "LogCleaner"]
 
 logger = logging.getLogger("groupcoord.storage")
 
 _KAFKA_MAP_ENTRY_BYTES = 24  # Kafka's SkimpyOffsetMap: a 16-byte MD5 and an 8-byte offset
 _MAP_LOAD_FACTOR = 0.9  # log.cleaner.io.buffer.load.factor
 _READ_BUFFER = 1 << 20
-_TYPE_0_PREFIX = b"\x00\x00"
-_TYPE_1_PREFIX = b"\x00\x01"
-
-
-def logical_key(key: bytes) -> bytes:
-    """The key the cleaner deduplicates on: raw bytes, with an OffsetCommit key of record
-    type 0 spelled as type 1 (same group, topic, partition; same layout)."""
-    return _TYPE_1_PREFIX + key[2:] if key[:2] == _TYPE_0_PREFIX else key
 
 
 @dataclass
@@ -107,8 +108,10 @@ class _Aborted(Exception):
 
 @dataclass
 class _Transactions:
-    """What the whole log says about transactional batches (by producer id and base offset):
-    committed (True) or aborted (False); and the first offset of any still-open one."""
+    """What the whole log says about the batches that wait for a marker (those with a producer
+    id, :func:`~groupcoord.replay_rules.is_pending`), by producer id and base offset: committed
+    (True) or aborted (False), absent while open; and the first offset of a still-open
+    transactional one (the last stable offset)."""
 
     outcomes: dict[tuple[int, int], bool] = field(default_factory=dict)
     first_open_offset: int | None = None
@@ -277,23 +280,26 @@ class LogCleaner:
         self, log: PartitionLog, segments: Sequence[LogSegment], sizes: Sequence[int]
     ) -> _Transactions:
         found = _Transactions()
-        open_batches: dict[int, list[int]] = {}
+        open_batches: dict[int, list[tuple[int, bool]]] = {}
         for segment, size in zip(segments, sizes):
             for position, data in self._chunks(log, segment, size):
                 for info in walk_batches(data, base_position=position):
-                    if not info.is_transactional:
-                        continue
                     if info.is_control:
+                        if not info.is_transactional:
+                            continue
                         start = info.position - position
                         batch = codec.read_batches(data[start : start + info.size])[0]
                         key = batch.records[0].key if batch.records else None
                         commit = key is not None and key[2:4] == b"\x00\x01"
-                        for base in open_batches.pop(info.producer_id, []):
+                        for base, _ in open_batches.pop(info.producer_id, []):
                             found.outcomes[(info.producer_id, base)] = commit
-                    else:
-                        open_batches.setdefault(info.producer_id, []).append(info.base_offset)
-        if open_batches:
-            found.first_open_offset = min(bases[0] for bases in open_batches.values())
+                    elif is_pending(info.producer_id):
+                        open_batches.setdefault(info.producer_id, []).append(
+                            (info.base_offset, info.is_transactional)
+                        )
+        still_open = [b for bases in open_batches.values() for b, transactional in bases if transactional]
+        if still_open:
+            found.first_open_offset = min(still_open)
         return found
 
     def _build_map(
@@ -305,14 +311,14 @@ class LogCleaner:
             for position, data in self._chunks(log, segment):
                 for batch in codec.read_batches(data, position=position):
                     if batch.is_control or (
-                        batch.is_transactional
-                        and not transactions.outcomes.get((batch.producer_id, batch.base_offset), True)
+                        is_pending(batch.producer_id)
+                        and transactions.outcomes.get((batch.producer_id, batch.base_offset)) is not True
                     ):
                         continue
                     for record in batch.records:
                         if record.key is None or record.offset < first_dirty:
                             continue
-                        key = logical_key(record.key)
+                        key = logical_key_bytes(record.key)
                         if key not in latest and len(latest) >= self.map_capacity:
                             offset_map.full = True
                             return offset_map
@@ -405,7 +411,7 @@ class LogCleaner:
                             key = record.key
                             if key is None:
                                 continue
-                            if record.offset <= last_mapped and record.offset < latest.get(logical_key(key), -1):
+                            if record.offset <= last_mapped and record.offset < latest.get(logical_key_bytes(key), -1):
                                 continue
                             if record.value is None:
                                 if has_horizon and now >= batch.base_timestamp:
@@ -415,7 +421,7 @@ class LogCleaner:
                         result.records_removed += len(batch.records) - len(kept)
                         if not kept:
                             continue
-                        if batch.is_transactional:
+                        if is_pending(batch.producer_id):
                             retained_in_transaction[batch.producer_id] = True
                         horizon = batch.base_timestamp if has_horizon else now + retention if tombstones else None
                         if tombstones and horizon is not None:

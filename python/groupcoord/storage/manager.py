@@ -31,9 +31,9 @@ from pathlib import Path
 from groupcoord import codec
 from groupcoord.config import Config
 from groupcoord.log import Append, AppendCallback
-from groupcoord.storage.checkpoint import CLEANER_OFFSET_FILE, RECOVERY_POINT_FILE, TOPIC, OffsetCheckpoint
+from groupcoord.storage.checkpoint import CLEANER_OFFSET_FILE, RECOVERY_POINT_FILE, OffsetCheckpoint
 from groupcoord.storage.cleaner import LogCleaner
-from groupcoord.storage.partition import PartitionLog, read_directory
+from groupcoord.storage.partition import PartitionLog, partition_directory_name, read_directory
 from groupcoord.storage.writer import GroupCommitWriter
 
 __all__ = ["LogManager"]
@@ -72,7 +72,7 @@ class LogManager:
         self.cleaner_offsets = OffsetCheckpoint(self.data_dir / CLEANER_OFFSET_FILE)
 
     def partition_dir(self, partition: int) -> Path:
-        return self.data_dir / f"{TOPIC}-{partition}"
+        return self.data_dir / partition_directory_name(partition)
 
     # --- lifecycle ---------------------------------------------------------------------------
 

@@ -38,9 +38,13 @@ from groupcoord.storage.segment import (
 )
 
 __all__ = [
+    "TOPIC",
     "Chunk",
     "LogCorruptError",
     "PartitionLog",
+    "effective_segments",
+    "partition_directories",
+    "partition_directory_name",
     "partition_of_directory",
     "read_chunks",
     "read_directory",
@@ -49,6 +53,7 @@ __all__ = [
 logger = logging.getLogger("groupcoord.storage")
 
 MAX_RELATIVE_OFFSET = 2**31 - 1
+TOPIC = "__consumer_offsets"
 
 
 class LogCorruptError(ValueError):
@@ -62,10 +67,26 @@ class LogCorruptError(ValueError):
         self.reason = reason
 
 
+def partition_directory_name(partition: int) -> str:
+    """``__consumer_offsets-<partition>``, the partition's directory in a data directory."""
+    return f"{TOPIC}-{partition}"
+
+
 def partition_of_directory(directory: Path) -> int:
     """N of a ``__consumer_offsets-N`` directory (-1 for another name)."""
-    _, _, number = directory.name.rpartition("-")
-    return int(number) if number.isdigit() else -1
+    topic, dash, number = directory.name.rpartition("-")
+    return int(number) if topic == TOPIC and dash and number.isdigit() else -1
+
+
+def partition_directories(data_dir: Path) -> dict[int, Path]:
+    """The ``__consumer_offsets-N`` directories of a data directory (a broker's log
+    directory), by partition."""
+    found = {}
+    for path in data_dir.iterdir():
+        partition = partition_of_directory(path)
+        if partition >= 0 and path.is_dir():
+            found[partition] = path
+    return found
 
 
 @dataclass(frozen=True)
@@ -130,6 +151,21 @@ def _complete_swaps(directory: Path) -> None:
         os.replace(swap, directory / swap.name.removesuffix(SWAP_SUFFIX))
     if files.transient or files.swaps:
         fsync_directory(directory)
+
+
+def effective_segments(directory: Path) -> list[tuple[int, Path]]:
+    """The segment files of a partition directory as recovery would arrange them, by base
+    offset, without changing anything: each ``.log``, except those a committed cleaning (a
+    ``.log.swap`` file) replaces, and the swap files in their place. A directory caught in
+    the middle of a cleaning (some replaced segments already renamed ``.deleted``) reads the
+    same as before or after it."""
+    files = _scan(directory)
+    effective = dict(files.logs)
+    for base, replaced in _replaced_by_swaps(files).items():
+        for b in replaced:
+            effective.pop(b, None)
+        effective[base] = files.swaps[base]
+    return sorted(effective.items())
 
 
 class PartitionLog:
@@ -387,20 +423,13 @@ def read_directory(
     directory."""
     if not directory.is_dir():
         return
-    files = _scan(directory)
-    effective = dict(files.logs)
-    for base, replaced in _replaced_by_swaps(files).items():
-        for b in replaced:
-            effective.pop(b, None)
-        effective[base] = files.swaps[base]
     number = partition_of_directory(directory) if partition is None else partition
-    bases = sorted(effective)
-    for i, base in enumerate(bases):
-        path = effective[base]
+    segments = effective_segments(directory)
+    for i, (_, path) in enumerate(segments):
         fd = os.open(path, os.O_RDONLY)
         try:
             length = os.fstat(fd).st_size
-            last = i == len(bases) - 1
+            last = i == len(segments) - 1
             for chunk in read_chunks(path, fd, length, buffer_size, 0, tail_may_be_torn=last):
                 records = codec.decode_records(chunk.data, partition=number, position=chunk.position)
                 if records:

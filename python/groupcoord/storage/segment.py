@@ -8,6 +8,7 @@ is appended to; the others are immutable until the cleaner replaces them.
 from __future__ import annotations
 
 import logging
+import mmap
 import os
 import struct
 from collections.abc import Iterator
@@ -20,12 +21,15 @@ from groupcoord.storage.index import OffsetIndex
 __all__ = [
     "BatchInfo",
     "LogSegment",
+    "batch_boundaries",
     "parse_segment_name",
     "segment_name",
     "walk_batches",
 ]
 
 logger = logging.getLogger("groupcoord.storage")
+
+Buffer = bytes | bytearray | memoryview | mmap.mmap
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -38,8 +42,11 @@ DELETED_SUFFIX = ".deleted"
 
 LOG_OVERHEAD = 12
 """Every batch of every magic starts with int64 offset, int32 length (bytes after it)."""
+MIN_BATCH_LENGTH = 14
+"""Kafka refuses a batch whose length is below a magic-0 message's overhead."""
 _PREFIX = struct.Struct(">qiib")  # offset, length, partition leader epoch / CRC, magic
 _LENGTH = struct.Struct(">i")
+_OFFSET = struct.Struct(">q")
 _V2_HEADER = struct.Struct(">qiibIhiqqqhii")  # DefaultRecordBatch's 61-byte header
 V2_HEADER_SIZE = _V2_HEADER.size
 ATTRIBUTES_POSITION = 21
@@ -90,26 +97,54 @@ class BatchInfo(NamedTuple):
         return self.magic >= 2 and bool(self.attributes & DELETE_HORIZON_BIT)
 
 
-def walk_batches(data: bytes, start: int = 0, *, base_position: int = 0) -> Iterator[BatchInfo]:
-    """The whole batches of ``data`` from ``start``, by their headers alone (no CRC check: for
-    data already validated). Stops before a batch that does not fit. Positions are
-    ``base_position`` plus the position in ``data``."""
+def batch_boundaries(
+    data: Buffer, start: int = 0, end: int | None = None, *, until: int | None = None
+) -> tuple[list[int], int]:
+    """Where the whole batches of ``data[start:end]`` start, read from their headers alone (no
+    CRC check), and where the walk stopped: at ``end``, at the first boundary at or past
+    ``until``, or at a header that makes no sense (a length below 14, a magic other than 0 to
+    2) or whose batch runs past ``end``. ``start`` must be a batch boundary."""
+    end = len(data) if end is None else end
+    limit = end if until is None else min(until, end)
+    starts = []
     position = start
-    end = len(data)
-    while position + V2_HEADER_SIZE <= end or position + 17 <= end:
-        offset, length, _, magic = _PREFIX.unpack_from(data, position)
-        size = LOG_OVERHEAD + length
-        if length < 14 or position + size > end:
-            return
+    prefix = _PREFIX.unpack_from
+    while position < limit and position + LOG_OVERHEAD + 5 <= end:
+        _, length, _, magic = prefix(data, position)
+        stop = position + LOG_OVERHEAD + length
+        if length < MIN_BATCH_LENGTH or stop > end or not 0 <= magic <= 2:
+            break
+        starts.append(position)
+        position = stop
+    return starts, position
+
+
+def walk_batches(
+    data: Buffer,
+    start: int = 0,
+    end: int | None = None,
+    *,
+    until: int | None = None,
+    base_position: int = 0,
+) -> Iterator[BatchInfo]:
+    """The whole batches :func:`batch_boundaries` finds, with their headers. Positions are
+    ``base_position`` plus the position in ``data``."""
+    starts, stop = batch_boundaries(data, start, end, until=until)
+    header = _V2_HEADER.unpack_from
+    for position, following in zip(starts, starts[1:] + [stop]):
+        size = following - position
+        magic = data[position + 16]
         if magic >= 2 and size >= V2_HEADER_SIZE:
-            fields = _V2_HEADER.unpack_from(data, position)
+            offset, _, _, _, _, attributes, last_delta, _, max_timestamp, producer_id, _, _, _ = header(
+                data, position
+            )
             yield BatchInfo(
-                base_position + position, size, magic, offset, offset + fields[6], fields[5],
-                fields[8], fields[9],
+                base_position + position, size, magic, offset, offset + last_delta, attributes,
+                max_timestamp, producer_id,
             )
         else:
+            offset = _OFFSET.unpack_from(data, position)[0]
             yield BatchInfo(base_position + position, size, magic, offset, offset, 0, -1, -1)
-        position += size
 
 
 def batch_size_at(data: bytes, position: int) -> int | None:
