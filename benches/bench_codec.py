@@ -52,9 +52,29 @@ def test_decode_objects(benchmark: Any, impl: str, compression: str) -> None:
         return len(codec.decode_records(data))
 
     def python() -> int:
-        return sum(1 for _ in pycodec.decode_records(data))
+        return len(list(pycodec.decode_records(data)))
 
     benchmark.group = f"decode-objects-{compression}"
+    result = benchmark.pedantic(rust if impl == "rust" else python, rounds=scaled(3, 1), iterations=1)
+    assert result == expected
+    benchmark.extra_info.update(bytes=len(data), records=expected, peers=_peers())
+
+
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+@pytest.mark.parametrize("impl", ["rust", "python"])
+def test_iterate_objects(benchmark: Any, impl: str, compression: str) -> None:
+    """The same decode record by record, each record dropped before the next: few objects
+    alive at once, on both sides."""
+    data = segment(SIZE, compression)
+    expected = len(codec.decode_records(data))
+
+    def rust() -> int:
+        return sum(1 for _ in codec.iter_records(data))
+
+    def python() -> int:
+        return sum(1 for _ in pycodec.decode_records(data))
+
+    benchmark.group = f"decode-iterated-{compression}"
     result = benchmark.pedantic(rust if impl == "rust" else python, rounds=scaled(3, 1), iterations=1)
     assert result == expected
     benchmark.extra_info.update(bytes=len(data), records=expected, peers=_peers())

@@ -80,6 +80,58 @@ def test_segment_vector_decodes_with_markers(tmp_path: Path) -> None:
     assert [b.crc for b in batches] == [0xE0BAB9C8, 0x2DD69BC5, 0x7D7ACA80, 0xBCDD3469]
 
 
+def _log_of_many_chunks() -> bytes:
+    """About 1.5 MB of batches, every compression: several of the iterator's chunks."""
+    log = bytearray()
+    for i in range(300):
+        commit = OffsetCommitValue(i, "m" * 200, 5)
+        records = [(codec.encode_key(OffsetCommitKey(f"g{i % 7}", "t", p)), codec.encode_value(commit)) for p in range(20)]
+        compression = codec.COMPRESSIONS[i % len(codec.COMPRESSIONS)]
+        log += codec.write_batch(records, base_offset=20 * i, timestamp=i, compression=compression)
+    return bytes(log)
+
+
+def test_iterating_gives_the_records_of_the_whole_decode(tmp_path: Path) -> None:
+    log = _log_of_many_chunks()
+    whole = codec.decode_records(log, partition=3)
+    iterator = codec.iter_records(bytearray(log), partition=3)
+    assert iter(iterator) is iterator
+    streamed = list(iterator)
+    assert len(streamed) == 6000 and next(iterator, None) is None
+    assert [(r.partition, r.offset, r.key, r.value) for r in streamed] == [
+        (r.partition, r.offset, r.key, r.value) for r in whole
+    ]
+    directory = tmp_path / "__consumer_offsets-17"
+    directory.mkdir()
+    (directory / "00000000000000000000.log").write_bytes(SEGMENT)
+    from_file = list(codec.iter_segment(directory / "00000000000000000000.log"))
+    assert [(r.partition, r.offset, r.control) for r in from_file] == [
+        (17, 0, None), (17, 1, None), (17, 2, None), (17, 3, "commit")
+    ]
+
+
+def test_iterating_a_corrupt_log_gives_the_valid_prefix_first(tmp_path: Path) -> None:
+    log = bytearray(_log_of_many_chunks())
+    valid = len(log) * 3 // 4
+    valid = codec.valid_prefix_length(log[:valid])
+    log[valid + 30] ^= 0xFF
+    prefix = codec.decode_records(log, stop_at_corruption=True)
+    assert 0 < len(prefix) < 6000
+    iterator = codec.iter_records(log)
+    got = []
+    with pytest.raises(CorruptRecordError) as info:
+        for record in iterator:
+            got.append(record.offset)
+    assert info.value.position == valid and got == [r.offset for r in prefix]
+    assert next(iterator, None) is None, "the error is raised once, then the iteration is over"
+    assert [r.offset for r in codec.iter_records(log, stop_at_corruption=True)] == got
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(log)
+    with pytest.raises(CorruptRecordError) as info:
+        list(codec.iter_segment(path))
+    assert any(str(path) in note for note in getattr(info.value, "__notes__", []))
+
+
 def test_writer_reproduces_the_coordinator_batch_byte_for_byte() -> None:
     written = codec.write_batch([(OFFSET_KEY, OFFSET_VALUE)], base_offset=0, timestamp=1672788047244)
     assert written == SEGMENT[:133]
@@ -344,9 +396,13 @@ def test_garbage_never_crashes() -> None:
         if rng.random() < 0.3:
             data = data[: rng.randrange(len(data))]
         try:
-            codec.decode_records(bytes(data))
+            decoded = codec.decode_records(bytes(data))
         except CorruptRecordError as e:
             assert e.position is not None
+            with pytest.raises(CorruptRecordError):
+                list(codec.iter_records(bytes(data)))
+        else:
+            assert len(list(codec.iter_records(bytes(data)))) == len(decoded)
 
 
 # --- the new coordinator's consumer-group records ------------------------------------------

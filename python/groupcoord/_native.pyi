@@ -449,6 +449,15 @@ class OffsetsRecord:
     def value(self) -> _Value | None:
         """None for a tombstone or a control record."""
 
+@final
+class RecordIterator:
+    """The records of :func:`iter_records` / :func:`iter_segment`, decoded a chunk (about
+    256 KB of records) ahead. A corrupt batch raises :class:`CorruptRecordError` after every
+    record before it, or ends the iteration with ``stop_at_corruption``."""
+
+    def __iter__(self) -> RecordIterator: ...
+    def __next__(self) -> OffsetsRecord: ...
+
 _Buffer: TypeAlias = bytes | bytearray | memoryview
 
 def read_batches(
@@ -552,6 +561,16 @@ def decode_segment(
 ) -> list[OffsetsRecord]:
     """:func:`decode_records` of a segment file; ``partition`` defaults to the N of a
     ``__consumer_offsets-N`` parent directory, else -1."""
+
+def iter_records(
+    data: _Buffer, *, partition: int = -1, position: int = 0, stop_at_corruption: bool = False
+) -> RecordIterator:
+    """:func:`decode_records` one record at a time, holding few decoded records at once."""
+
+def iter_segment(
+    path: str | PathLike[str], *, partition: int | None = None, stop_at_corruption: bool = False
+) -> RecordIterator:
+    """:func:`iter_records` of a segment file (read whole when called)."""
 
 def decode_arrow(
     data: _Buffer, *, partition: int = -1, position: int = 0, stop_at_corruption: bool = False

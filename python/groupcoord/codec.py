@@ -2,7 +2,8 @@
 
 Reading: :func:`read_batches` / :func:`read_segment` give the raw batches;
 :func:`decode_records` / :func:`decode_segment` give every record with its key and value
-decoded; :func:`decode_arrow` / :func:`decode_segment_arrow` the same as one Arrow record
+decoded, :func:`iter_records` / :func:`iter_segment` the same one at a time (few decoded
+records alive at once); :func:`decode_arrow` / :func:`decode_segment_arrow` the same as one Arrow record
 batch (schema: :func:`arrow_schema`). Writing: :func:`write_batch`, :func:`write_records`,
 :func:`write_control_batch`, :func:`encode_key`, :func:`encode_value`. Corrupt or truncated input raises :class:`CorruptRecordError` (a
 ``ValueError``) naming the byte position.
@@ -24,6 +25,7 @@ from groupcoord._native import (
     OpaqueValue,
     Record,
     RecordBatch,
+    RecordIterator,
     UnsupportedVersionError,
     arrow_schema,
     decode_arrow,
@@ -38,6 +40,8 @@ from groupcoord._native import (
     encode_key,
     encode_subscription,
     encode_value,
+    iter_records,
+    iter_segment,
     read_batches,
     read_segment,
     valid_prefix_length,
@@ -69,6 +73,7 @@ __all__ = [
     "OpaqueValue",
     "Record",
     "RecordBatch",
+    "RecordIterator",
     "UnsupportedVersionError",
     "Value",
     "arrow_schema",
@@ -84,6 +89,8 @@ __all__ = [
     "encode_key",
     "encode_subscription",
     "encode_value",
+    "iter_records",
+    "iter_segment",
     "read_batches",
     "read_segment",
     "valid_prefix_length",

@@ -266,9 +266,34 @@ impl<'d> Chunk<'d> {
     }
 }
 
+/// What a [`LogReader`] keeps between chunks, for a caller that cannot keep borrowing the input
+/// from one chunk to the next (a Python iterator): the bytes checked so far, the decompression
+/// contexts and the chunk's buffer.
+#[derive(Default)]
+pub struct ReaderState {
+    at: usize,
+    decompressor: Decompressor,
+    decompressed: Vec<u8>,
+}
+
 impl<'d> LogReader<'d> {
     pub fn new(data: &'d [u8], position: usize) -> Self {
-        LogReader { data, position, at: 0, error: None, decompressor: Decompressor::default() }
+        Self::resume(data, position, ReaderState::default()).0
+    }
+
+    /// A reader of `data` (starting at absolute `position`) picking up where `state` stopped,
+    /// with an empty chunk holding the state's buffer.
+    pub fn resume(data: &'d [u8], position: usize, state: ReaderState) -> (Self, Chunk<'d>) {
+        let ReaderState { at, decompressor, decompressed } = state;
+        let reader = LogReader { data, position, at, error: None, decompressor };
+        (reader, Chunk { data, batches: Vec::new(), decompressed })
+    }
+
+    /// Ends this reader's use of the input: the state to resume from, and the corrupt batch
+    /// that stopped it, if one did.
+    pub fn suspend(self, chunk: Chunk<'d>) -> (ReaderState, Option<Error>) {
+        let state = ReaderState { at: self.at, decompressor: self.decompressor, decompressed: chunk.decompressed };
+        (state, self.error)
     }
 
     /// Replaces the chunk's batches by the next ones, checked and decompressed, until their
@@ -925,6 +950,44 @@ mod tests {
         let mut mislabelled = write_batch(&BatchHeader { compression: Compression::Lz4, ..BatchHeader::plain(0, 1) }, &recs).unwrap();
         mislabelled[ATTRIBUTES_OFFSET + 1] = Compression::Gzip.id();
         assert!(decompress_batches(&mislabelled).is_err());
+    }
+
+    #[test]
+    fn a_resumed_reader_reads_what_one_reader_reads() {
+        let mut log = Vec::new();
+        for (i, c) in [Compression::None, Compression::Gzip, Compression::Zstd, Compression::Lz4].into_iter().cycle().take(12).enumerate() {
+            let value = format!("value {i}");
+            let recs: Vec<(Option<&[u8]>, Option<&[u8]>)> = vec![(Some(b"k"), Some(value.as_bytes())); 3];
+            log.extend(write_batch(&BatchHeader { compression: c, ..BatchHeader::plain(3 * i as i64, 1) }, &recs).unwrap());
+        }
+        let good = log.len();
+        log.extend_from_slice(&log[..30].to_vec());
+        let offsets = |chunk: &Chunk<'_>| -> Vec<(i64, Vec<u8>)> {
+            let records = chunk.batches().flat_map(|(_, records)| records.map(|r| r.unwrap())).collect::<Vec<_>>();
+            records.iter().map(|r| (r.offset, r.value.unwrap().to_vec())).collect()
+        };
+        let mut whole = Vec::new();
+        let mut reader = LogReader::new(&log, 100);
+        let mut chunk = Chunk::default();
+        while reader.fill(&mut chunk, usize::MAX) {
+            whole.extend(offsets(&chunk));
+        }
+        let mut resumed = Vec::new();
+        let mut state = ReaderState::default();
+        let error = loop {
+            let (mut reader, mut chunk) = LogReader::resume(&log, 100, state);
+            let filled = reader.fill(&mut chunk, 1);
+            resumed.extend(offsets(&chunk));
+            let (next, error) = reader.suspend(chunk);
+            state = next;
+            if !filled || error.is_some() {
+                break error;
+            }
+        };
+        assert_eq!(whole.len(), 36);
+        assert_eq!(resumed, whole);
+        assert_eq!(state.at, good);
+        assert_eq!(error.and_then(|e| e.position()), Some(100 + good));
     }
 
     #[test]

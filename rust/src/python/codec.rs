@@ -18,7 +18,7 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use crate::codec::batch::{self, Batch, BatchHeader, ControlMarker, RecordToWrite};
 use crate::codec::compression::Compression;
-use crate::codec::batch::{BatchInfo, Chunk, LogReader, RecordRef, Records, CHUNK_BYTES};
+use crate::codec::batch::{BatchInfo, LogReader, ReaderState, RecordRef, Records, CHUNK_BYTES};
 use crate::codec::log::{decode_payload, Payload};
 use crate::codec::consumer_group::{self, Datum};
 use crate::codec::records::{
@@ -1060,16 +1060,16 @@ fn record_object(py: Python<'_>, objects: &mut RecordObjects, partition: i32, ba
     })
 }
 
-/// Appends the records of one batch to `list`. The outer result carries Python's errors
+/// Appends the records of one batch to `out`. The outer result carries Python's errors
 /// (memory), the inner one a corrupt record; then the batch's records are taken out again.
-fn append_batch(py: Python<'_>, list: &Bound<'_, PyList>, objects: &mut RecordObjects, partition: i32, batch: &BatchInfo, records: Records<'_>) -> PyResult<Result<(), Error>> {
-    let before = list.len();
+fn append_batch(py: Python<'_>, out: &mut Vec<Py<PyAny>>, objects: &mut RecordObjects, partition: i32, batch: &BatchInfo, records: Records<'_>) -> PyResult<Result<(), Error>> {
+    let before = out.len();
     for record in records {
         let decoded = record.and_then(|record| decode_payload(batch, &record).map(|payload| (record, payload)));
         match decoded {
-            Ok((record, payload)) => list.append(record_object(py, objects, partition, batch, &record, payload)?)?,
+            Ok((record, payload)) => out.push(Py::new(py, record_object(py, objects, partition, batch, &record, payload)?)?.into_any()),
             Err(error) => {
-                list.del_slice(before, list.len())?;
+                out.truncate(before);
                 return Ok(Err(error));
             }
         }
@@ -1077,26 +1077,129 @@ fn append_batch(py: Python<'_>, list: &Bound<'_, PyList>, objects: &mut RecordOb
     Ok(Ok(()))
 }
 
-/// Decodes every record of a log into Python objects. Checking and decompressing batches
-/// runs with the thread detached from the interpreter, a chunk at a time; building the
-/// objects needs it attached.
-fn log_to_py<'py>(py: Python<'py>, data: &[u8], position: usize, partition: i32, stop_at_corruption: bool) -> PyResult<Bound<'py, PyList>> {
-    let list = PyList::empty(py);
-    let mut reader = LogReader::new(data, position);
-    let mut chunk = Chunk::default();
-    let mut objects = RecordObjects::default();
-    let mut error = None;
-    'chunks: while py.detach(|| reader.fill(&mut chunk, CHUNK_BYTES)) {
+/// A decode into Python objects, a chunk of batches at a time, that keeps no borrow of its
+/// input between chunks: the list of `decode_records` and the iterator of `iter_records` are
+/// both made of it. Checking and decompressing run with the thread detached from the
+/// interpreter; building the objects needs it attached.
+struct ObjectDecode {
+    position: usize,
+    partition: i32,
+    state: ReaderState,
+    objects: RecordObjects,
+    /// The corrupt batch or record that ended the decode.
+    error: Option<Error>,
+    finished: bool,
+}
+
+impl ObjectDecode {
+    fn new(position: usize, partition: i32) -> Self {
+        ObjectDecode { position, partition, state: ReaderState::default(), objects: RecordObjects::default(), error: None, finished: false }
+    }
+
+    /// Appends the records of the next chunk of `data` to `out`; false once the log is done,
+    /// at its end or at a corrupt batch (kept in `error`), whose batch adds no record.
+    fn next_chunk(&mut self, py: Python<'_>, data: &[u8], out: &mut Vec<Py<PyAny>>) -> PyResult<bool> {
+        if self.finished {
+            return Ok(false);
+        }
+        let (mut reader, mut chunk) = LogReader::resume(data, self.position, std::mem::take(&mut self.state));
+        let filled = py.detach(|| reader.fill(&mut chunk, CHUNK_BYTES));
+        let mut corrupt = None;
         for (batch, records) in chunk.batches() {
-            if let Err(e) = append_batch(py, &list, &mut objects, partition, batch, records)? {
-                error = Some(e);
-                break 'chunks;
+            if let Err(error) = append_batch(py, out, &mut self.objects, self.partition, batch, records)? {
+                corrupt = Some(error);
+                break;
             }
         }
+        let (state, error) = reader.suspend(chunk);
+        self.state = state;
+        self.error = corrupt.or(error);
+        self.finished = !filled || self.error.is_some();
+        Ok(filled)
     }
-    match error.or_else(|| reader.finish().error) {
+}
+
+/// Decodes every record of a log into a list of Python objects.
+fn log_to_py<'py>(py: Python<'py>, data: &[u8], position: usize, partition: i32, stop_at_corruption: bool) -> PyResult<Bound<'py, PyList>> {
+    let mut decode = ObjectDecode::new(position, partition);
+    let mut out = Vec::new();
+    while decode.next_chunk(py, data, &mut out)? {}
+    match decode.error {
         Some(error) if !stop_at_corruption => Err(error.into()),
-        _ => Ok(list),
+        _ => PyList::new(py, out),
+    }
+}
+
+/// The input an iterator keeps: the caller's `bytes`, or a copy of any other buffer, or a
+/// segment file's contents.
+enum OwnedInput {
+    Bytes(Py<PyBytes>),
+    Owned(Vec<u8>),
+}
+
+impl OwnedInput {
+    fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Self> {
+        Ok(match Input::from_py(obj)? {
+            Input::Borrowed(bytes) => OwnedInput::Bytes(bytes.unbind()),
+            Input::Owned(data) => OwnedInput::Owned(data),
+        })
+    }
+
+    fn as_slice<'a>(&'a self, py: Python<'a>) -> &'a [u8] {
+        match self {
+            OwnedInput::Bytes(b) => b.as_bytes(py),
+            OwnedInput::Owned(v) => v,
+        }
+    }
+}
+
+/// The decoded records of a log, one at a time: batches are checked and decoded a chunk
+/// (about 256 KB of records) ahead, so the objects alive at once stay few whatever the log's
+/// size (the input itself is held whole). A corrupt batch raises `CorruptRecordError` after
+/// every record before it was given, or ends the iteration there with `stop_at_corruption`.
+#[pyclass(module = "groupcoord._native")]
+pub struct RecordIterator {
+    data: OwnedInput,
+    path: Option<PathBuf>,
+    decode: ObjectDecode,
+    stop_at_corruption: bool,
+    ready: std::vec::IntoIter<Py<PyAny>>,
+}
+
+impl RecordIterator {
+    fn new(data: OwnedInput, path: Option<PathBuf>, position: usize, partition: i32, stop_at_corruption: bool) -> Self {
+        let decode = ObjectDecode::new(position, partition);
+        RecordIterator { data, path, decode, stop_at_corruption, ready: Vec::new().into_iter() }
+    }
+}
+
+#[pymethods]
+impl RecordIterator {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(mut slf: PyRefMut<'_, Self>, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let this = &mut *slf;
+        loop {
+            if let Some(record) = this.ready.next() {
+                return Ok(Some(record));
+            }
+            let mut out = Vec::new();
+            if !this.decode.next_chunk(py, this.data.as_slice(py), &mut out)? {
+                return match (this.decode.error.take(), this.stop_at_corruption) {
+                    (Some(error), false) => {
+                        let err = error.into();
+                        Err(match &this.path {
+                            Some(path) => with_path(py, err, path),
+                            None => err,
+                        })
+                    }
+                    _ => Ok(None),
+                };
+            }
+            this.ready = out.into_iter();
+        }
     }
 }
 
@@ -1337,6 +1440,25 @@ fn decode_segment<'py>(py: Python<'py>, path: PathBuf, partition: Option<i32>, s
     log_to_py(py, &data, 0, partition, stop_at_corruption).map_err(|e| with_path(py, e, &path))
 }
 
+/// The decoded records of a log buffer, one at a time (see [`RecordIterator`]).
+#[pyfunction]
+#[pyo3(
+    signature = (data, *, partition = -1, position = 0, stop_at_corruption = false),
+    text_signature = "(data, *, partition=-1, position=0, stop_at_corruption=False)"
+)]
+fn iter_records(data: &Bound<'_, PyAny>, partition: i32, position: usize, stop_at_corruption: bool) -> PyResult<RecordIterator> {
+    Ok(RecordIterator::new(OwnedInput::from_py(data)?, None, position, partition, stop_at_corruption))
+}
+
+/// `iter_records` of a segment file, read whole when called.
+#[pyfunction]
+#[pyo3(signature = (path, *, partition = None, stop_at_corruption = false))]
+fn iter_segment(path: PathBuf, partition: Option<i32>, stop_at_corruption: bool) -> PyResult<RecordIterator> {
+    let data = OwnedInput::Owned(read_file(&path)?);
+    let partition = partition.unwrap_or_else(|| partition_of(&path));
+    Ok(RecordIterator::new(data, Some(path), 0, partition, stop_at_corruption))
+}
+
 fn arrow_error(e: ::arrow_schema::ArrowError) -> PyErr {
     PyValueError::new_err(format!("building the Arrow batch: {e}"))
 }
@@ -1393,6 +1515,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Record>()?;
     m.add_class::<RecordBatch>()?;
     m.add_class::<OffsetsRecord>()?;
+    m.add_class::<RecordIterator>()?;
     m.add_function(wrap_pyfunction!(read_batches, m)?)?;
     m.add_function(wrap_pyfunction!(read_segment, m)?)?;
     m.add_function(wrap_pyfunction!(valid_prefix_length, m)?)?;
@@ -1411,6 +1534,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encode_assignment, m)?)?;
     m.add_function(wrap_pyfunction!(decode_records, m)?)?;
     m.add_function(wrap_pyfunction!(decode_segment, m)?)?;
+    m.add_function(wrap_pyfunction!(iter_records, m)?)?;
+    m.add_function(wrap_pyfunction!(iter_segment, m)?)?;
     m.add_function(wrap_pyfunction!(decode_arrow, m)?)?;
     m.add_function(wrap_pyfunction!(decode_segment_arrow, m)?)?;
     m.add_function(wrap_pyfunction!(offsets_arrow_schema, m)?)?;
