@@ -53,11 +53,11 @@ def loop() -> Iterator[asyncio.AbstractEventLoop]:
 
 def test_heartbeats(benchmark, server, loop):
     generator = LoadGenerator("127.0.0.1", server.port, "bench-heartbeats", HEARTBEAT_CONNECTIONS)
-    loop.run_until_complete(generator.connect())
-    loop.run_until_complete(generator.form_group())
     benchmark.group = f"heartbeats-{HEARTBEAT_CONNECTIONS}"
     benchmark.extra_info.update(heartbeats=HEARTBEATS, connections=HEARTBEAT_CONNECTIONS)
     try:
+        loop.run_until_complete(generator.connect())
+        loop.run_until_complete(generator.form_group())
         benchmark.pedantic(lambda: loop.run_until_complete(generator.heartbeats(HEARTBEATS)),
                            rounds=5, warmup_rounds=1)
     finally:
@@ -67,11 +67,11 @@ def test_heartbeats(benchmark, server, loop):
 @pytest.mark.parametrize("members", REBALANCE_SIZES)
 def test_rebalance(benchmark, server, loop, members):
     generator = LoadGenerator("127.0.0.1", server.port, f"bench-rebalance-{members}", members)
-    loop.run_until_complete(generator.connect())
-    loop.run_until_complete(generator.form_group())
     benchmark.group = f"rebalance-{members}"
     benchmark.extra_info.update(members=members)
     try:
+        loop.run_until_complete(generator.connect())
+        loop.run_until_complete(generator.form_group())
         benchmark.pedantic(lambda: loop.run_until_complete(generator.rebalance()),
                            rounds=5, warmup_rounds=1)
     finally:

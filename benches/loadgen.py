@@ -38,6 +38,10 @@ from groupcoord.protocol.messages.sync_group import (
 JOIN_VERSION, SYNC_VERSION, HEARTBEAT_VERSION = 5, 3, 3
 SESSION_TIMEOUT_MS = 60_000
 REBALANCE_TIMEOUT_MS = 120_000
+COORDINATOR_WAIT_S = 60.0
+# Answers a client retries after a backoff, as real ones do while the coordinator loads its
+# partitions after a start.
+RETRIABLE = {Errors.COORDINATOR_LOAD_IN_PROGRESS, Errors.COORDINATOR_NOT_AVAILABLE, Errors.NOT_COORDINATOR}
 
 
 def frame(request: Request, version: int, correlation_id: int) -> bytes:
@@ -85,12 +89,16 @@ class Member:
         )
 
     async def join(self, group: str) -> JoinGroupResponse:
-        response = await self.call(self.join_request(group), JoinGroupResponse, JOIN_VERSION)
-        assert isinstance(response, JoinGroupResponse)
-        if response.error_code == Errors.MEMBER_ID_REQUIRED:
-            self.member_id = response.member_id
+        deadline = time.monotonic() + COORDINATOR_WAIT_S
+        while True:
             response = await self.call(self.join_request(group), JoinGroupResponse, JOIN_VERSION)
             assert isinstance(response, JoinGroupResponse)
+            if response.error_code == Errors.MEMBER_ID_REQUIRED:
+                self.member_id = response.member_id
+            elif response.error_code in RETRIABLE and time.monotonic() < deadline:
+                await asyncio.sleep(0.1)
+            else:
+                break
         if response.error_code != Errors.NONE:
             raise RuntimeError(f"JoinGroup answered {Errors(response.error_code).name}")
         self.member_id = response.member_id
@@ -122,6 +130,7 @@ class LoadGenerator:
     async def close(self) -> None:
         for member in self.members:
             member.writer.close()
+        await asyncio.gather(*(m.writer.wait_closed() for m in self.members), return_exceptions=True)
 
     async def _join_and_sync(self, first: Sequence[Member], then: Sequence[Member]) -> None:
         joins = [asyncio.ensure_future(m.join(self.group)) for m in first]
