@@ -55,7 +55,12 @@ impl Error {
     /// The same error, `offset` bytes further into a larger input.
     pub fn shifted(self, offset: usize) -> Error {
         match self {
-            Error::Truncated { position, needed, available, what } => Error::Truncated {
+            Error::Truncated {
+                position,
+                needed,
+                available,
+                what,
+            } => Error::Truncated {
                 position: position + offset,
                 needed,
                 available,

@@ -510,7 +510,11 @@ mod tests {
         });
         assert!(done);
         assert_eq!(p.num_delayed(), 0, "never armed");
-        assert_eq!(p.watched(), 1, "left in the watcher list until checked or purged");
+        assert_eq!(
+            p.watched(),
+            1,
+            "left in the watcher list until checked or purged"
+        );
     }
 
     #[test]
@@ -550,7 +554,14 @@ mod tests {
         p.try_complete_else_watch(&op, 10, &["k"], try_complete);
         p.watch_deadline(&"m", 10, 1);
         let released = p.shutdown();
-        assert_eq!((released.items.len(), released.watchers.len(), released.deadlines.len()), (2, 1, 1));
+        assert_eq!(
+            (
+                released.items.len(),
+                released.watchers.len(),
+                released.deadlines.len()
+            ),
+            (2, 1, 1)
+        );
         assert_eq!((p.num_delayed(), p.watched()), (0, 0));
         assert_eq!(op.timer_key(), None);
         assert!(p.is_shut_down());

@@ -23,5 +23,8 @@ impl Rng {
 /// laid out as in the reference).
 pub fn hex(s: &str) -> Vec<u8> {
     let s: String = s.chars().filter(char::is_ascii_hexdigit).collect();
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex digits")).collect()
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).expect("hex digits"))
+        .collect()
 }

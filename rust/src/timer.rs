@@ -326,7 +326,9 @@ impl<T> Timer<T> {
             (e.prev, e.next, e.location)
         };
         let list = match location {
-            Location::Wheel { level, slot } => &mut self.levels[level as usize].slots[slot as usize],
+            Location::Wheel { level, slot } => {
+                &mut self.levels[level as usize].slots[slot as usize]
+            }
             Location::Overdue => &mut self.overdue,
             Location::Due | Location::Free => return,
         };
@@ -359,7 +361,8 @@ impl<T> Timer<T> {
             }
             let shift = LEVEL_BITS * level as u32;
             let now_slot = ((self.elapsed >> shift) & SLOT_MASK) as u32;
-            let slot = (l.occupied.rotate_right(now_slot).trailing_zeros() + now_slot) as usize % SLOTS;
+            let slot =
+                (l.occupied.rotate_right(now_slot).trailing_zeros() + now_slot) as usize % SLOTS;
             let slot_range = 1u128 << shift;
             let level_range = slot_range << LEVEL_BITS;
             let level_start = u128::from(self.elapsed) & !(level_range - 1);
@@ -432,7 +435,10 @@ impl<T> Timer<T> {
     /// Moves the overdue entries into the due queue, merged by expiration with what is there.
     fn queue_overdue(&mut self) {
         let queued = std::mem::take(&mut self.due);
-        let mut keys: Vec<TimerKey> = queued.into_iter().filter(|&k| self.entry(k).is_some()).collect();
+        let mut keys: Vec<TimerKey> = queued
+            .into_iter()
+            .filter(|&k| self.entry(k).is_some())
+            .collect();
         let mut i = self.overdue.head;
         while i != NIL {
             let e = &mut self.entries[i as usize];
@@ -635,7 +641,11 @@ mod tests {
                 let mut t = Timer::new(0);
                 let keys: Vec<_> = (0..3u64).map(|v| t.insert(b + 5, v)).collect();
                 assert_eq!(t.cancel(keys[victim as usize]), Some(victim));
-                assert_eq!(t.cancel(keys[victim as usize]), None, "cancel is idempotent");
+                assert_eq!(
+                    t.cancel(keys[victim as usize]),
+                    None,
+                    "cancel is idempotent"
+                );
                 let mut expected: Vec<u64> = (0..3).filter(|&v| v != victim).collect();
                 expected.sort();
                 assert_eq!(fire(&mut t, b + 5), expected);
@@ -644,7 +654,10 @@ mod tests {
         let mut t = Timer::new(0);
         let k = t.insert(5000, 9);
         let other = t.insert(5000, 8);
-        assert!(fire(&mut t, 4097).is_empty(), "5000 cascaded down from level 2");
+        assert!(
+            fire(&mut t, 4097).is_empty(),
+            "5000 cascaded down from level 2"
+        );
         assert_eq!(t.cancel(k), Some(9));
         assert_eq!(fire(&mut t, 5000), vec![8]);
         assert_eq!(t.cancel(other), None);
@@ -672,7 +685,10 @@ mod tests {
         }
         let mut sorted = exps.to_vec();
         sorted.sort();
-        let fired: Vec<i64> = fire(&mut t, 1 << 31).into_iter().map(|v| v as i64).collect();
+        let fired: Vec<i64> = fire(&mut t, 1 << 31)
+            .into_iter()
+            .map(|v| v as i64)
+            .collect();
         assert_eq!(fired, sorted);
         assert_eq!(t.next_expiration_ms(), None);
     }
@@ -705,7 +721,10 @@ mod tests {
         while let Some(next) = t.next_expiration_ms() {
             assert!(next > now, "next expiration {next} not after now {now}");
             let earliest = if fired.is_empty() { 50_000 } else { last };
-            assert!(next <= earliest, "next expiration {next} after the earliest, {earliest}");
+            assert!(
+                next <= earliest,
+                "next expiration {next} after the earliest, {earliest}"
+            );
             now = next;
             fired.extend(fire(&mut t, now).into_iter().map(|v| (v, now)));
         }
@@ -718,7 +737,11 @@ mod tests {
         let mut t = Timer::new(0);
         let k = t.insert(300_000, 1);
         assert_eq!(t.reschedule(k, 70), Some(k));
-        assert_eq!(t.next_expiration_ms(), Some(64), "level 1 slot of 70 starts at 64");
+        assert_eq!(
+            t.next_expiration_ms(),
+            Some(64),
+            "level 1 slot of 70 starts at 64"
+        );
         assert!(fire(&mut t, 69).is_empty());
         assert_eq!(fire(&mut t, 70), vec![1]);
     }
@@ -747,7 +770,10 @@ mod tests {
     #[test]
     fn entry_size_is_small() {
         // Printed for the README's memory-per-operation figure.
-        println!("timer entry bytes (u64 payload): {}", Timer::<u64>::entry_bytes());
+        println!(
+            "timer entry bytes (u64 payload): {}",
+            Timer::<u64>::entry_bytes()
+        );
         assert!(Timer::<u64>::entry_bytes() <= 48);
     }
 
@@ -802,15 +828,28 @@ mod tests {
                         let mut fired = Vec::new();
                         while let Some((_, exp, id)) = t.pop_due() {
                             assert!(exp <= now, "seed {seed}: fired early");
-                            assert_eq!(model.remove(&id), Some(exp), "seed {seed}: fired twice or unknown");
+                            assert_eq!(
+                                model.remove(&id),
+                                Some(exp),
+                                "seed {seed}: fired twice or unknown"
+                            );
                             fired.push(exp);
                         }
-                        assert!(fired.windows(2).all(|w| w[0] <= w[1]), "seed {seed}: out of order");
-                        assert!(model.values().all(|&e| e > now), "seed {seed}: lost a due entry");
+                        assert!(
+                            fired.windows(2).all(|w| w[0] <= w[1]),
+                            "seed {seed}: out of order"
+                        );
+                        assert!(
+                            model.values().all(|&e| e > now),
+                            "seed {seed}: lost a due entry"
+                        );
                         keys.retain(|(id, _)| model.contains_key(id));
                         assert_eq!(t.len(), model.len());
                         if let Some(next) = t.next_expiration_ms() {
-                            assert!(next <= *model.values().min().unwrap(), "seed {seed}: next too late");
+                            assert!(
+                                next <= *model.values().min().unwrap(),
+                                "seed {seed}: next too late"
+                            );
                         }
                     }
                 }

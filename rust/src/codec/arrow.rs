@@ -22,7 +22,10 @@
 use std::sync::Arc;
 
 use arrow_array::types::{Int16Type, Int32Type, Int64Type};
-use arrow_array::{Array, ArrayRef, BinaryArray, BooleanArray, ListArray, PrimitiveArray, RecordBatch, StringArray, StructArray};
+use arrow_array::{
+    Array, ArrayRef, BinaryArray, BooleanArray, ListArray, PrimitiveArray, RecordBatch,
+    StringArray, StructArray,
+};
 use arrow_buffer::{ArrowNativeType, Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 
@@ -37,7 +40,11 @@ fn topic_partitions_type(topic_name: &str) -> DataType {
         "item",
         DataType::Struct(Fields::from(vec![
             Field::new(topic_name, DataType::Utf8, false),
-            Field::new("partitions", DataType::List(Arc::new(Field::new("item", DataType::Int32, false))), false),
+            Field::new(
+                "partitions",
+                DataType::List(Arc::new(Field::new("item", DataType::Int32, false))),
+                false,
+            ),
         ])),
         false,
     )))
@@ -53,7 +60,11 @@ fn member_fields() -> Fields {
         Field::new("session_timeout", DataType::Int32, false),
         Field::new("subscription", DataType::Binary, false),
         Field::new("assignment", DataType::Binary, false),
-        Field::new("subscribed_topics", DataType::List(Arc::new(Field::new("item", DataType::Utf8, false))), true),
+        Field::new(
+            "subscribed_topics",
+            DataType::List(Arc::new(Field::new("item", DataType::Utf8, false))),
+            true,
+        ),
         Field::new("assigned_partitions", topic_partitions_type("topic"), true),
     ])
 }
@@ -87,7 +98,11 @@ pub fn schema() -> SchemaRef {
         Field::new("protocol", Utf8, true),
         Field::new("leader", Utf8, true),
         Field::new("current_state_timestamp", Int64, true),
-        Field::new("members", List(Arc::new(Field::new("item", Struct(member_fields()), false))), true),
+        Field::new(
+            "members",
+            List(Arc::new(Field::new("item", Struct(member_fields()), false))),
+            true,
+        ),
         Field::new("epoch", Int32, true),
         Field::new("topic_partitions", topic_partitions_type("topic_id"), true),
         Field::new("consumer_group_fields", Utf8, true),
@@ -99,7 +114,11 @@ pub fn schema() -> SchemaRef {
 /// Decodes every record of a log buffer (whose first byte is at absolute `position`) into one
 /// record batch of [`schema`]. Like [`crate::codec::log::decode_log`] it stops at the first
 /// corrupt batch or record; the record batch then holds the records of the batches before it.
-pub fn decode_arrow(data: &[u8], position: usize, partition: i32) -> (Result<RecordBatch, ArrowError>, Walk) {
+pub fn decode_arrow(
+    data: &[u8],
+    position: usize,
+    partition: i32,
+) -> (Result<RecordBatch, ArrowError>, Walk) {
     let (columns, walk) = decode_columns(data, position, partition);
     if walk.error.is_none() {
         return (columns.finish(), walk);
@@ -156,7 +175,10 @@ struct Primitive<T> {
 
 impl<T: ArrowNativeType> Primitive<T> {
     fn new() -> Self {
-        Primitive { values: Vec::new(), nulls: NullBufferBuilder::new(0) }
+        Primitive {
+            values: Vec::new(),
+            nulls: NullBufferBuilder::new(0),
+        }
     }
 
     fn set(&mut self, row: usize, value: T) {
@@ -174,7 +196,10 @@ impl<T: ArrowNativeType> Primitive<T> {
 
     fn finish<P: arrow_array::ArrowPrimitiveType<Native = T>>(mut self, rows: usize) -> ArrayRef {
         self.pad(rows);
-        Arc::new(PrimitiveArray::<P>::new(ScalarBuffer::from(self.values), self.nulls.finish()))
+        Arc::new(PrimitiveArray::<P>::new(
+            ScalarBuffer::from(self.values),
+            self.nulls.finish(),
+        ))
     }
 }
 
@@ -191,7 +216,11 @@ struct VariableMark(usize, usize);
 
 impl Variable {
     fn new() -> Self {
-        Variable { offsets: vec![0], data: Vec::new(), nulls: NullBufferBuilder::new(0) }
+        Variable {
+            offsets: vec![0],
+            data: Vec::new(),
+            nulls: NullBufferBuilder::new(0),
+        }
     }
 
     fn len(&self) -> usize {
@@ -233,12 +262,22 @@ impl Variable {
         self.nulls.truncate(len);
     }
 
-    fn parts(mut self, rows: usize) -> Result<(OffsetBuffer<i32>, Buffer, Option<arrow_buffer::NullBuffer>), ArrowError> {
+    fn parts(
+        mut self,
+        rows: usize,
+    ) -> Result<(OffsetBuffer<i32>, Buffer, Option<arrow_buffer::NullBuffer>), ArrowError> {
         self.pad(rows);
         if i32::try_from(self.data.len()).is_err() {
-            return Err(ArrowError::ComputeError(format!("{} bytes of strings do not fit one record batch column", self.data.len())));
+            return Err(ArrowError::ComputeError(format!(
+                "{} bytes of strings do not fit one record batch column",
+                self.data.len()
+            )));
         }
-        Ok((OffsetBuffer::new(ScalarBuffer::from(self.offsets)), Buffer::from_vec(self.data), self.nulls.finish()))
+        Ok((
+            OffsetBuffer::new(ScalarBuffer::from(self.offsets)),
+            Buffer::from_vec(self.data),
+            self.nulls.finish(),
+        ))
     }
 
     fn finish_binary(self, rows: usize) -> Result<ArrayRef, ArrowError> {
@@ -283,7 +322,9 @@ impl Utf8 {
         let (offsets, data, nulls) = self.0.parts(rows)?;
         // SAFETY: every value appended was a `&str` and rollbacks return to an earlier value's
         // end, so the data is UTF-8 and every offset lies on a character boundary.
-        Ok(Arc::new(unsafe { StringArray::new_unchecked(offsets, data, nulls) }))
+        Ok(Arc::new(unsafe {
+            StringArray::new_unchecked(offsets, data, nulls)
+        }))
     }
 }
 
@@ -295,7 +336,10 @@ struct Lists {
 
 impl Lists {
     fn new() -> Self {
-        Lists { offsets: vec![0], nulls: NullBufferBuilder::new(0) }
+        Lists {
+            offsets: vec![0],
+            nulls: NullBufferBuilder::new(0),
+        }
     }
 
     fn len(&self) -> usize {
@@ -316,26 +360,43 @@ impl Lists {
         }
     }
 
-    fn finish(mut self, rows: usize, item: &FieldRef, values: ArrayRef) -> Result<ArrayRef, ArrowError> {
+    fn finish(
+        mut self,
+        rows: usize,
+        item: &FieldRef,
+        values: ArrayRef,
+    ) -> Result<ArrayRef, ArrowError> {
         self.pad(rows);
         if i32::try_from(values.len()).is_err() {
-            return Err(ArrowError::ComputeError(format!("{} list items do not fit one record batch column", values.len())));
+            return Err(ArrowError::ComputeError(format!(
+                "{} list items do not fit one record batch column",
+                values.len()
+            )));
         }
-        Ok(Arc::new(ListArray::try_new(item.clone(), OffsetBuffer::new(ScalarBuffer::from(self.offsets)), values, self.nulls.finish())?))
+        Ok(Arc::new(ListArray::try_new(
+            item.clone(),
+            OffsetBuffer::new(ScalarBuffer::from(self.offsets)),
+            values,
+            self.nulls.finish(),
+        )?))
     }
 }
 
 fn list_item(data_type: &DataType) -> Result<&FieldRef, ArrowError> {
     match data_type {
         DataType::List(item) => Ok(item),
-        other => Err(ArrowError::SchemaError(format!("expected a list, not {other}"))),
+        other => Err(ArrowError::SchemaError(format!(
+            "expected a list, not {other}"
+        ))),
     }
 }
 
 fn struct_fields(data_type: &DataType) -> Result<&Fields, ArrowError> {
     match data_type {
         DataType::Struct(fields) => Ok(fields),
-        other => Err(ArrowError::SchemaError(format!("expected a struct, not {other}"))),
+        other => Err(ArrowError::SchemaError(format!(
+            "expected a struct, not {other}"
+        ))),
     }
 }
 
@@ -349,7 +410,12 @@ struct TopicPartitions {
 
 impl TopicPartitions {
     fn new() -> Self {
-        TopicPartitions { lists: Lists::new(), topics: Utf8::new(), partition_offsets: vec![0], partitions: Vec::new() }
+        TopicPartitions {
+            lists: Lists::new(),
+            topics: Utf8::new(),
+            partition_offsets: vec![0],
+            partitions: Vec::new(),
+        }
     }
 
     fn push_topic(&mut self, topic: &str, partitions: impl IntoIterator<Item = i32>) {
@@ -366,7 +432,11 @@ impl TopicPartitions {
     /// list of row `row`. False (the row left null) if they do not decode.
     fn push_assignment(&mut self, row: usize, bytes: &[u8]) -> bool {
         self.lists.pad(row);
-        let mark = (self.topics.mark(), self.partition_offsets.len(), self.partitions.len());
+        let mark = (
+            self.topics.mark(),
+            self.partition_offsets.len(),
+            self.partitions.len(),
+        );
         if self.read_assignment(bytes).is_some() {
             self.end_list();
             return true;
@@ -386,7 +456,12 @@ impl TopicPartitions {
             let topic = r.str(false).ok()?;
             let count = r.array(false, 4).ok()?;
             let partitions = r.take(4 * count, "partitions").ok()?;
-            self.push_topic(topic, partitions.chunks_exact(4).map(|p| i32::from_be_bytes([p[0], p[1], p[2], p[3]])));
+            self.push_topic(
+                topic,
+                partitions
+                    .chunks_exact(4)
+                    .map(|p| i32::from_be_bytes([p[0], p[1], p[2], p[3]])),
+            );
         }
         r.nullable_byte_slice(false).ok()?;
         Some(())
@@ -397,12 +472,23 @@ impl TopicPartitions {
         let fields = struct_fields(item.data_type())?;
         let partition_item = list_item(fields[1].data_type())?;
         let topics = self.topics.len();
-        let partitions = Lists { offsets: self.partition_offsets, nulls: NullBufferBuilder::new(0) }.finish(
+        let partitions = Lists {
+            offsets: self.partition_offsets,
+            nulls: NullBufferBuilder::new(0),
+        }
+        .finish(
             topics,
             partition_item,
-            Arc::new(PrimitiveArray::<Int32Type>::new(ScalarBuffer::from(self.partitions), None)),
+            Arc::new(PrimitiveArray::<Int32Type>::new(
+                ScalarBuffer::from(self.partitions),
+                None,
+            )),
         )?;
-        let entries = StructArray::try_new(fields.clone(), vec![self.topics.finish(topics)?, partitions], None)?;
+        let entries = StructArray::try_new(
+            fields.clone(),
+            vec![self.topics.finish(topics)?, partitions],
+            None,
+        )?;
         self.lists.finish(rows, item, Arc::new(entries))
     }
 }
@@ -487,14 +573,25 @@ impl Members {
         let item = list_item(data_type)?;
         let fields = struct_fields(item.data_type())?;
         let members = self.member_id.len();
-        let subscribed = self.subscribed.finish(members, list_item(fields[8].data_type())?, { let n = self.subscribed_topics.len(); self.subscribed_topics.finish(n)? })?;
+        let subscribed = self
+            .subscribed
+            .finish(members, list_item(fields[8].data_type())?, {
+                let n = self.subscribed_topics.len();
+                self.subscribed_topics.finish(n)?
+            })?;
         let columns: Vec<ArrayRef> = vec![
             self.member_id.finish(members)?,
             self.group_instance_id.finish(members)?,
             self.client_id.finish(members)?,
             self.client_host.finish(members)?,
-            Arc::new(PrimitiveArray::<Int32Type>::new(ScalarBuffer::from(self.rebalance_timeout), None)),
-            Arc::new(PrimitiveArray::<Int32Type>::new(ScalarBuffer::from(self.session_timeout), None)),
+            Arc::new(PrimitiveArray::<Int32Type>::new(
+                ScalarBuffer::from(self.rebalance_timeout),
+                None,
+            )),
+            Arc::new(PrimitiveArray::<Int32Type>::new(
+                ScalarBuffer::from(self.session_timeout),
+                None,
+            )),
             self.subscription.finish_binary(members)?,
             self.assignment.finish_binary(members)?,
             subscribed,
@@ -579,7 +676,13 @@ impl Columns {
         }
     }
 
-    fn push(&mut self, partition: i32, batch: &BatchInfo, record: &RecordRef<'_>, payload: &Payload<'_>) {
+    fn push(
+        &mut self,
+        partition: i32,
+        batch: &BatchInfo,
+        record: &RecordRef<'_>,
+        payload: &Payload<'_>,
+    ) {
         let row = self.rows;
         self.rows += 1;
         self.partition.push(partition);
@@ -600,7 +703,12 @@ impl Columns {
         self.is_tombstone.push(value.is_none());
         self.record_type.set(row, key.record_type());
         match key {
-            KeyRef::OffsetCommit { group, topic, partition, .. } => {
+            KeyRef::OffsetCommit {
+                group,
+                topic,
+                partition,
+                ..
+            } => {
                 self.group.set(row, group);
                 self.topic.set(row, topic);
                 self.key_partition.set(row, *partition);
@@ -633,18 +741,22 @@ impl Columns {
                 if let Some(leader) = g.leader {
                     self.leader.set(row, leader);
                 }
-                self.current_state_timestamp.set(row, g.current_state_timestamp);
+                self.current_state_timestamp
+                    .set(row, g.current_state_timestamp);
                 self.members.set(row, g);
             }
             ValueRef::ConsumerGroup(v) => {
-                let epoch = ["epoch", "assignment_epoch", "member_epoch"].iter().find_map(|n| match datum_field(&v.fields, n) {
-                    Some(Datum::Int(e)) => i32::try_from(*e).ok(),
-                    _ => None,
-                });
+                let epoch = ["epoch", "assignment_epoch", "member_epoch"]
+                    .iter()
+                    .find_map(|n| match datum_field(&v.fields, n) {
+                        Some(Datum::Int(e)) => i32::try_from(*e).ok(),
+                        _ => None,
+                    });
                 if let Some(epoch) = epoch {
                     self.epoch.set(row, epoch);
                 }
-                let assigned = datum_field(&v.fields, "topic_partitions").or_else(|| datum_field(&v.fields, "assigned_partitions"));
+                let assigned = datum_field(&v.fields, "topic_partitions")
+                    .or_else(|| datum_field(&v.fields, "assigned_partitions"));
                 if let Some(Datum::List(items)) = assigned {
                     self.topic_partitions.lists.pad(row);
                     for tp in items {
@@ -653,7 +765,16 @@ impl Columns {
                             _ => String::new(),
                         };
                         let partitions = match datum_field(tp, "partitions") {
-                            Some(Datum::List(ps)) => ps.iter().filter_map(|p| if let Datum::Int(v) = p { i32::try_from(*v).ok() } else { None }).collect(),
+                            Some(Datum::List(ps)) => ps
+                                .iter()
+                                .filter_map(|p| {
+                                    if let Datum::Int(v) = p {
+                                        i32::try_from(*v).ok()
+                                    } else {
+                                        None
+                                    }
+                                })
+                                .collect(),
                             _ => Vec::new(),
                         };
                         self.topic_partitions.push_topic(&topic, partitions);
@@ -674,14 +795,25 @@ impl Columns {
         let type_of = |name: &str| schema.field_with_name(name).map(|f| f.data_type().clone());
         let members_type = type_of("members")?;
         let topic_partitions_type = type_of("topic_partitions")?;
-        let dense_i64 = |v: Vec<i64>| -> ArrayRef { Arc::new(PrimitiveArray::<Int64Type>::new(ScalarBuffer::from(v), None)) };
+        let dense_i64 = |v: Vec<i64>| -> ArrayRef {
+            Arc::new(PrimitiveArray::<Int64Type>::new(
+                ScalarBuffer::from(v),
+                None,
+            ))
+        };
         let columns: Vec<ArrayRef> = vec![
-            Arc::new(PrimitiveArray::<Int32Type>::new(ScalarBuffer::from(self.partition), None)),
+            Arc::new(PrimitiveArray::<Int32Type>::new(
+                ScalarBuffer::from(self.partition),
+                None,
+            )),
             dense_i64(self.offset),
             dense_i64(self.timestamp),
             dense_i64(self.batch_position),
             dense_i64(self.producer_id),
-            Arc::new(PrimitiveArray::<Int16Type>::new(ScalarBuffer::from(self.producer_epoch), None)),
+            Arc::new(PrimitiveArray::<Int16Type>::new(
+                ScalarBuffer::from(self.producer_epoch),
+                None,
+            )),
             Arc::new(BooleanArray::from(self.is_transactional)),
             Arc::new(BooleanArray::from(self.is_tombstone)),
             self.control.finish(rows)?,
@@ -717,8 +849,14 @@ fn datum_json(d: &Datum, out: &mut String) {
         Datum::Null => out.push_str("null"),
         Datum::Int(v) => out.push_str(&v.to_string()),
         Datum::Str(s) => json_string(s, out),
-        Datum::Bytes(b) => json_string(&b.iter().map(|x| format!("{x:02x}")).collect::<String>(), out),
-        Datum::Uuid(u) => json_string(&u.iter().map(|x| format!("{x:02x}")).collect::<String>(), out),
+        Datum::Bytes(b) => json_string(
+            &b.iter().map(|x| format!("{x:02x}")).collect::<String>(),
+            out,
+        ),
+        Datum::Uuid(u) => json_string(
+            &u.iter().map(|x| format!("{x:02x}")).collect::<String>(),
+            out,
+        ),
         Datum::List(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -857,12 +995,11 @@ impl Reserve for Columns {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::hex;
     use super::*;
+    use crate::testing::hex;
     use arrow_array::cast::AsArray;
-    use arrow_array::Array;
     use arrow_array::types::{Int32Type, Int64Type};
-
+    use arrow_array::Array;
 
     #[test]
     fn group_metadata_rows_carry_members_and_assignments() {
@@ -876,11 +1013,16 @@ mod tests {
              000013000100000001000374303100000000000000000000001f000000000001\
              00037430310000000300000000000000010000000200000000",
         );
-        let okey = hex("0001001b6b61666b6573632d646576636c75737465722d67726f75702d6964000374303100000000");
+        let okey =
+            hex("0001001b6b61666b6573632d646576636c75737465722d67726f75702d6964000374303100000000");
         let oval = hex("0003000000000000006affffffff00000000018579eff58c");
         let batch = crate::codec::batch::write_batch(
             &crate::codec::batch::BatchHeader::plain(0, 5),
-            &[(Some(&key), Some(&value)), (Some(&okey), Some(&oval)), (Some(&okey), None)],
+            &[
+                (Some(&key), Some(&value)),
+                (Some(&okey), Some(&oval)),
+                (Some(&okey), None),
+            ],
         )
         .unwrap();
         let (rb, walk) = decode_arrow(&batch, 0, 3);
@@ -888,21 +1030,46 @@ mod tests {
         let rb = rb.unwrap();
         assert_eq!(rb.num_rows(), 3);
         assert_eq!(rb.schema(), schema());
-        let committed = rb.column_by_name("committed_offset").unwrap().as_primitive::<Int64Type>();
+        let committed = rb
+            .column_by_name("committed_offset")
+            .unwrap()
+            .as_primitive::<Int64Type>();
         assert!(committed.is_null(0));
         assert_eq!(committed.value(1), 106);
-        assert!(rb.column_by_name("is_tombstone").unwrap().as_boolean().value(2));
+        assert!(rb
+            .column_by_name("is_tombstone")
+            .unwrap()
+            .as_boolean()
+            .value(2));
         let members = rb.column_by_name("members").unwrap().as_list::<i32>();
         assert!(members.is_null(1));
         let first = members.value(0);
         let first = first.as_struct();
-        assert_eq!(first.column_by_name("client_id").unwrap().as_string::<i32>().value(0), "rdkafka");
-        let assigned = first.column_by_name("assigned_partitions").unwrap().as_list::<i32>().value(0);
+        assert_eq!(
+            first
+                .column_by_name("client_id")
+                .unwrap()
+                .as_string::<i32>()
+                .value(0),
+            "rdkafka"
+        );
+        let assigned = first
+            .column_by_name("assigned_partitions")
+            .unwrap()
+            .as_list::<i32>()
+            .value(0);
         let tp = assigned.as_struct();
         assert_eq!(tp.column(0).as_string::<i32>().value(0), "t01");
         let parts = tp.column(1).as_list::<i32>().value(0);
-        assert_eq!(parts.as_primitive::<Int32Type>().values().to_vec(), vec![0, 1, 2]);
-        let subscribed = first.column_by_name("subscribed_topics").unwrap().as_list::<i32>().value(0);
+        assert_eq!(
+            parts.as_primitive::<Int32Type>().values().to_vec(),
+            vec![0, 1, 2]
+        );
+        let subscribed = first
+            .column_by_name("subscribed_topics")
+            .unwrap()
+            .as_list::<i32>()
+            .value(0);
         assert_eq!(subscribed.as_string::<i32>().value(0), "t01");
     }
 }

@@ -76,7 +76,11 @@ impl<'a> RecordRef<'a> {
     /// The record's headers, (name, value).
     pub fn headers(&self) -> Result<Vec<(&'a str, Option<&'a [u8]>)>> {
         let mut out = Vec::with_capacity(self.header_count);
-        read_headers(&mut Reader::new(self.headers, self.headers_position), self.header_count, |name, value| out.push((name, value)))?;
+        read_headers(
+            &mut Reader::new(self.headers, self.headers_position),
+            self.header_count,
+            |name, value| out.push((name, value)),
+        )?;
         Ok(out)
     }
 
@@ -86,7 +90,11 @@ impl<'a> RecordRef<'a> {
             timestamp: self.timestamp,
             key: self.key.map(<[u8]>::to_vec),
             value: self.value.map(<[u8]>::to_vec),
-            headers: self.headers()?.into_iter().map(|(k, v)| (k.to_owned(), v.map(<[u8]>::to_vec))).collect(),
+            headers: self
+                .headers()?
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v.map(<[u8]>::to_vec)))
+                .collect(),
         })
     }
 }
@@ -157,17 +165,28 @@ pub struct Walk {
 pub fn read_batches(data: &[u8], position: usize) -> Parsed {
     let mut batches = Vec::new();
     let walk = LogReader::new(data, position).walk(CHUNK_BYTES, |info, records| {
-        let records = records.map(|r| r.and_then(|r| r.to_owned())).collect::<Result<Vec<_>>>()?;
-        batches.push(Batch { info: info.clone(), records });
+        let records = records
+            .map(|r| r.and_then(|r| r.to_owned()))
+            .collect::<Result<Vec<_>>>()?;
+        batches.push(Batch {
+            info: info.clone(),
+            records,
+        });
         Ok(())
     });
-    Parsed { batches, valid_bytes: walk.valid_bytes, error: walk.error }
+    Parsed {
+        batches,
+        valid_bytes: walk.valid_bytes,
+        error: walk.error,
+    }
 }
 
 /// How many bytes at the start of `data` are whole, valid batches (records framed correctly).
 pub fn valid_prefix_length(data: &[u8]) -> usize {
     LogReader::new(data, 0)
-        .walk(CHUNK_BYTES, |_, mut records| records.try_for_each(|r| r.map(drop)))
+        .walk(CHUNK_BYTES, |_, mut records| {
+            records.try_for_each(|r| r.map(drop))
+        })
         .valid_bytes
 }
 
@@ -177,7 +196,10 @@ fn frames(data: &[u8]) -> impl Iterator<Item = &[u8]> {
     let mut rest = data;
     std::iter::from_fn(move || {
         let length = i32::from_be_bytes(rest.get(LENGTH_OFFSET..LOG_OVERHEAD)?.try_into().ok()?);
-        let size = LOG_OVERHEAD + usize::try_from(length).ok().filter(|&n| n >= MIN_BATCH_LENGTH as usize)?;
+        let size = LOG_OVERHEAD
+            + usize::try_from(length)
+                .ok()
+                .filter(|&n| n >= MIN_BATCH_LENGTH as usize)?;
         let batch = rest.get(..size)?;
         rest = &rest[size..];
         Some(batch)
@@ -188,7 +210,11 @@ fn frames(data: &[u8]) -> impl Iterator<Item = &[u8]> {
 /// checks it) and nothing else. Returns how many batches match their stored CRC.
 pub fn checksum_batches(data: &[u8]) -> usize {
     frames(data)
-        .filter(|batch| batch.len() > ATTRIBUTES_OFFSET && crc32c::crc32c(&batch[ATTRIBUTES_OFFSET..]).to_be_bytes() == batch[CRC_OFFSET..ATTRIBUTES_OFFSET])
+        .filter(|batch| {
+            batch.len() > ATTRIBUTES_OFFSET
+                && crc32c::crc32c(&batch[ATTRIBUTES_OFFSET..]).to_be_bytes()
+                    == batch[CRC_OFFSET..ATTRIBUTES_OFFSET]
+        })
         .count()
 }
 
@@ -201,15 +227,29 @@ pub fn decompress_batches(data: &[u8]) -> Result<usize> {
     let mut position = 0;
     for batch in frames(data) {
         if batch.len() >= RECORD_BATCH_OVERHEAD && batch[MAGIC_OFFSET] == 2 {
-            let attributes = u8::try_from(i16::from_be_bytes([batch[ATTRIBUTES_OFFSET], batch[ATTRIBUTES_OFFSET + 1]]) & COMPRESSION_MASK).unwrap_or(0);
+            let attributes = u8::try_from(
+                i16::from_be_bytes([batch[ATTRIBUTES_OFFSET], batch[ATTRIBUTES_OFFSET + 1]])
+                    & COMPRESSION_MASK,
+            )
+            .unwrap_or(0);
             match Compression::from_id(attributes) {
                 Some(Compression::None) => {}
                 Some(compression) => {
                     out.clear();
-                    decompressor.decompress_into(compression, &batch[RECORD_BATCH_OVERHEAD..], position + RECORD_BATCH_OVERHEAD, &mut out)?;
+                    decompressor.decompress_into(
+                        compression,
+                        &batch[RECORD_BATCH_OVERHEAD..],
+                        position + RECORD_BATCH_OVERHEAD,
+                        &mut out,
+                    )?;
                     total += out.len();
                 }
-                None => return Err(Error::Corrupt { position: position + ATTRIBUTES_OFFSET, reason: format!("invalid compression id {attributes}") }),
+                None => {
+                    return Err(Error::Corrupt {
+                        position: position + ATTRIBUTES_OFFSET,
+                        reason: format!("invalid compression id {attributes}"),
+                    })
+                }
             }
         }
         position += batch.len();
@@ -247,7 +287,10 @@ enum Body {
     /// `data[range]` (uncompressed batch).
     Input(std::ops::Range<usize>),
     /// `decompressed[range]`; `position` is where the compressed stream starts.
-    Decompressed { range: std::ops::Range<usize>, position: usize },
+    Decompressed {
+        range: std::ops::Range<usize>,
+        position: usize,
+    },
     /// A legacy batch, parsed whole.
     Legacy(Vec<Record>),
 }
@@ -257,8 +300,17 @@ impl<'d> Chunk<'d> {
     pub fn batches(&self) -> impl Iterator<Item = (&BatchInfo, Records<'_>)> {
         self.batches.iter().map(|(info, body)| {
             let records = match body {
-                Body::Input(range) => Records::v2(info, Reader::new(&self.data[range.clone()], info.position + RECORD_BATCH_OVERHEAD)),
-                Body::Decompressed { range, position } => Records::v2(info, Reader::new(&self.decompressed[range.clone()], *position)),
+                Body::Input(range) => Records::v2(
+                    info,
+                    Reader::new(
+                        &self.data[range.clone()],
+                        info.position + RECORD_BATCH_OVERHEAD,
+                    ),
+                ),
+                Body::Decompressed { range, position } => Records::v2(
+                    info,
+                    Reader::new(&self.decompressed[range.clone()], *position),
+                ),
                 Body::Legacy(records) => Records::Legacy(records.iter()),
             };
             (info, records)
@@ -284,15 +336,36 @@ impl<'d> LogReader<'d> {
     /// A reader of `data` (starting at absolute `position`) picking up where `state` stopped,
     /// with an empty chunk holding the state's buffer.
     pub fn resume(data: &'d [u8], position: usize, state: ReaderState) -> (Self, Chunk<'d>) {
-        let ReaderState { at, decompressor, decompressed } = state;
-        let reader = LogReader { data, position, at, error: None, decompressor };
-        (reader, Chunk { data, batches: Vec::new(), decompressed })
+        let ReaderState {
+            at,
+            decompressor,
+            decompressed,
+        } = state;
+        let reader = LogReader {
+            data,
+            position,
+            at,
+            error: None,
+            decompressor,
+        };
+        (
+            reader,
+            Chunk {
+                data,
+                batches: Vec::new(),
+                decompressed,
+            },
+        )
     }
 
     /// Ends this reader's use of the input: the state to resume from, and the corrupt batch
     /// that stopped it, if one did.
     pub fn suspend(self, chunk: Chunk<'d>) -> (ReaderState, Option<Error>) {
-        let state = ReaderState { at: self.at, decompressor: self.decompressor, decompressed: chunk.decompressed };
+        let state = ReaderState {
+            at: self.at,
+            decompressor: self.decompressor,
+            decompressed: chunk.decompressed,
+        };
         (state, self.error)
     }
 
@@ -305,7 +378,12 @@ impl<'d> LogReader<'d> {
         chunk.decompressed.clear();
         let mut bytes = 0;
         while self.error.is_none() && self.at < self.data.len() && bytes < budget {
-            match check_batch(&self.data[self.at..], self.position + self.at, &mut self.decompressor, &mut chunk.decompressed) {
+            match check_batch(
+                &self.data[self.at..],
+                self.position + self.at,
+                &mut self.decompressor,
+                &mut chunk.decompressed,
+            ) {
                 Ok((info, mut body)) => {
                     bytes += match &mut body {
                         Body::Input(range) => {
@@ -331,7 +409,11 @@ impl<'d> LogReader<'d> {
 
     /// Runs `process` on every batch with its records, chunk after chunk; stops at the first
     /// error, whether the batch's framing or `process` raised it.
-    pub fn walk(mut self, budget: usize, mut process: impl FnMut(&BatchInfo, Records<'_>) -> Result<()>) -> Walk {
+    pub fn walk(
+        mut self,
+        budget: usize,
+        mut process: impl FnMut(&BatchInfo, Records<'_>) -> Result<()>,
+    ) -> Walk {
         let mut chunk = Chunk::default();
         while self.fill(&mut chunk, budget) {
             if let Err(walk) = self.process(&chunk, &mut process) {
@@ -342,10 +424,17 @@ impl<'d> LogReader<'d> {
     }
 
     /// Runs `process` on the chunk's batches; an error ends the walk at the batch that raised it.
-    pub fn process(&self, chunk: &Chunk<'_>, mut process: impl FnMut(&BatchInfo, Records<'_>) -> Result<()>) -> std::result::Result<(), Walk> {
+    pub fn process(
+        &self,
+        chunk: &Chunk<'_>,
+        mut process: impl FnMut(&BatchInfo, Records<'_>) -> Result<()>,
+    ) -> std::result::Result<(), Walk> {
         for (info, records) in chunk.batches() {
             if let Err(error) = process(info, records) {
-                return Err(Walk { valid_bytes: info.position - self.position, error: Some(error) });
+                return Err(Walk {
+                    valid_bytes: info.position - self.position,
+                    error: Some(error),
+                });
             }
         }
         Ok(())
@@ -353,14 +442,22 @@ impl<'d> LogReader<'d> {
 
     /// Where the walk ended: after every batch, or at the corrupt one.
     pub fn finish(self) -> Walk {
-        Walk { valid_bytes: self.at, error: self.error }
+        Walk {
+            valid_bytes: self.at,
+            error: self.error,
+        }
     }
 }
 
 /// Checks the batch at the start of `data` (framing, CRC) and finds its records: in `data`
 /// (the returned range is relative to `data`), decompressed into `decompressed`, or parsed
 /// whole for a legacy batch.
-fn check_batch(data: &[u8], position: usize, decompressor: &mut Decompressor, decompressed: &mut Vec<u8>) -> Result<(BatchInfo, Body)> {
+fn check_batch(
+    data: &[u8],
+    position: usize,
+    decompressor: &mut Decompressor,
+    decompressed: &mut Vec<u8>,
+) -> Result<(BatchInfo, Body)> {
     let mut header = Reader::new(data, position);
     let _base_offset = header.i64()?;
     let length = header.i32()?;
@@ -393,11 +490,19 @@ fn check_batch(data: &[u8], position: usize, decompressor: &mut Decompressor, de
     }
 }
 
-fn check_v2(data: &[u8], position: usize, decompressor: &mut Decompressor, decompressed: &mut Vec<u8>) -> Result<(BatchInfo, Body)> {
+fn check_v2(
+    data: &[u8],
+    position: usize,
+    decompressor: &mut Decompressor,
+    decompressed: &mut Vec<u8>,
+) -> Result<(BatchInfo, Body)> {
     if data.len() < RECORD_BATCH_OVERHEAD {
         return Err(Error::Corrupt {
             position,
-            reason: format!("magic-2 batch of {} bytes is shorter than its {RECORD_BATCH_OVERHEAD}-byte header", data.len()),
+            reason: format!(
+                "magic-2 batch of {} bytes is shorter than its {RECORD_BATCH_OVERHEAD}-byte header",
+                data.len()
+            ),
         });
     }
     let mut r = Reader::new(data, position);
@@ -422,10 +527,13 @@ fn check_v2(data: &[u8], position: usize, decompressor: &mut Decompressor, decom
     let base_sequence = r.i32()?;
     let count_position = r.position();
     let count = r.i32()?;
-    let compression = Compression::from_id((attributes & COMPRESSION_MASK) as u8).ok_or_else(|| Error::Corrupt {
-        position: position + ATTRIBUTES_OFFSET,
-        reason: format!("invalid compression id {}", attributes & COMPRESSION_MASK),
-    })?;
+    let compression =
+        Compression::from_id((attributes & COMPRESSION_MASK) as u8).ok_or_else(|| {
+            Error::Corrupt {
+                position: position + ATTRIBUTES_OFFSET,
+                reason: format!("invalid compression id {}", attributes & COMPRESSION_MASK),
+            }
+        })?;
     if count < 0 {
         return Err(Error::Corrupt {
             position: count_position,
@@ -439,7 +547,10 @@ fn check_v2(data: &[u8], position: usize, decompressor: &mut Decompressor, decom
         let start = decompressed.len();
         decompressor.decompress_into(compression, r.rest(), records_position, decompressed)?;
         // Positions inside a decompressed stream point at the compressed stream's start.
-        Body::Decompressed { range: start..decompressed.len(), position: records_position }
+        Body::Decompressed {
+            range: start..decompressed.len(),
+            position: records_position,
+        }
     };
     let record_bytes = match &body {
         Body::Input(range) | Body::Decompressed { range, .. } => range.len(),
@@ -509,12 +620,22 @@ impl<'a> Iterator for Records<'a> {
 
     fn next(&mut self) -> Option<Self::Item> {
         match self {
-            Records::V2 { r, left, count, base_offset, base_timestamp, log_append_time } => {
+            Records::V2 {
+                r,
+                left,
+                count,
+                base_offset,
+                base_timestamp,
+                log_append_time,
+            } => {
                 if *left == 0 {
                     if r.is_empty() {
                         return None;
                     }
-                    let error = r.corrupt(format!("{} bytes after the last of {count} records", r.remaining()));
+                    let error = r.corrupt(format!(
+                        "{} bytes after the last of {count} records",
+                        r.remaining()
+                    ));
                     r.rest();
                     return Some(Err(error));
                 }
@@ -541,11 +662,19 @@ impl<'a> Iterator for Records<'a> {
     }
 }
 
-fn read_record<'a>(r: &mut Reader<'a>, base_offset: i64, base_timestamp: i64, log_append_time: Option<i64>) -> Result<RecordRef<'a>> {
+fn read_record<'a>(
+    r: &mut Reader<'a>,
+    base_offset: i64,
+    base_timestamp: i64,
+    log_append_time: Option<i64>,
+) -> Result<RecordRef<'a>> {
     let start = r.position();
     let length = r.varint()?;
     if length < 0 {
-        return Err(Error::Corrupt { position: start, reason: format!("negative record length {length}") });
+        return Err(Error::Corrupt {
+            position: start,
+            reason: format!("negative record length {length}"),
+        });
     }
     let mut rec = r.sub(length as usize, "record")?;
     let _attributes = rec.i8()?;
@@ -561,7 +690,10 @@ fn read_record<'a>(r: &mut Reader<'a>, base_offset: i64, base_timestamp: i64, lo
     let mut headers = rec.clone();
     read_headers(&mut rec, header_count as usize, |_, _| {})?;
     if !rec.is_empty() {
-        return Err(rec.corrupt(format!("record length {length} leaves {} bytes unread", rec.remaining())));
+        return Err(rec.corrupt(format!(
+            "record length {length} leaves {} bytes unread",
+            rec.remaining()
+        )));
     }
     Ok(RecordRef {
         offset: base_offset.wrapping_add(i64::from(offset_delta)),
@@ -574,11 +706,21 @@ fn read_record<'a>(r: &mut Reader<'a>, base_offset: i64, base_timestamp: i64, lo
     })
 }
 
-fn read_headers<'a>(r: &mut Reader<'a>, count: usize, mut header: impl FnMut(&'a str, Option<&'a [u8]>)) -> Result<()> {
+fn read_headers<'a>(
+    r: &mut Reader<'a>,
+    count: usize,
+    mut header: impl FnMut(&'a str, Option<&'a [u8]>),
+) -> Result<()> {
     for _ in 0..count {
         let at = r.position();
-        let name = varint_bytes(r, "header key")?.ok_or_else(|| Error::Corrupt { position: at, reason: "null header key".into() })?;
-        let name = std::str::from_utf8(name).map_err(|_| Error::Corrupt { position: at, reason: "header key is not UTF-8".into() })?;
+        let name = varint_bytes(r, "header key")?.ok_or_else(|| Error::Corrupt {
+            position: at,
+            reason: "null header key".into(),
+        })?;
+        let name = std::str::from_utf8(name).map_err(|_| Error::Corrupt {
+            position: at,
+            reason: "header key is not UTF-8".into(),
+        })?;
         header(name, varint_bytes(r, "header value")?);
     }
     Ok(())
@@ -588,7 +730,10 @@ fn varint_bytes<'a>(r: &mut Reader<'a>, what: &str) -> Result<Option<&'a [u8]>> 
     let at = r.position();
     match r.varint()? {
         -1 => Ok(None),
-        n if n < 0 => Err(Error::Corrupt { position: at, reason: format!("negative {what} length {n}") }),
+        n if n < 0 => Err(Error::Corrupt {
+            position: at,
+            reason: format!("negative {what} length {n}"),
+        }),
         n => Ok(Some(r.take(n as usize, what)?)),
     }
 }
@@ -627,15 +772,27 @@ impl BatchHeader {
 
 /// Encodes one magic-2 batch of `records` (key, value), all stamped with the header's
 /// timestamp, offsets `base_offset..base_offset + n`.
-pub fn write_batch(header: &BatchHeader, records: &[(Option<&[u8]>, Option<&[u8]>)]) -> Result<Vec<u8>> {
+pub fn write_batch(
+    header: &BatchHeader,
+    records: &[(Option<&[u8]>, Option<&[u8]>)],
+) -> Result<Vec<u8>> {
     if records.is_empty() {
-        return Err(Error::InvalidArgument("a batch needs at least one record".into()));
+        return Err(Error::InvalidArgument(
+            "a batch needs at least one record".into(),
+        ));
     }
-    let count = i64::try_from(records.len()).map_err(|_| Error::InvalidArgument("too many records for one batch".into()))?;
+    let count = i64::try_from(records.len())
+        .map_err(|_| Error::InvalidArgument("too many records for one batch".into()))?;
     let records: Vec<RecordToWrite<'_>> = records
         .iter()
         .zip(header.base_offset..)
-        .map(|(&(key, value), offset)| RecordToWrite { offset, timestamp: header.timestamp, key, value, headers: &[] })
+        .map(|(&(key, value), offset)| RecordToWrite {
+            offset,
+            timestamp: header.timestamp,
+            key,
+            value,
+            headers: &[],
+        })
         .collect();
     write_records(header, header.base_offset + count - 1, None, &records)
 }
@@ -659,22 +816,45 @@ pub struct RecordToWrite<'a> {
 /// first record's, or `delete_horizon_ms` when given (attribute bit 6; record timestamps are
 /// then written relative to it). With no records the batch is empty, as the cleaner leaves a
 /// batch whose records all went, with both timestamps `header.timestamp`.
-pub fn write_records(header: &BatchHeader, last_offset: i64, delete_horizon_ms: Option<i64>, records: &[RecordToWrite<'_>]) -> Result<Vec<u8>> {
+pub fn write_records(
+    header: &BatchHeader,
+    last_offset: i64,
+    delete_horizon_ms: Option<i64>,
+    records: &[RecordToWrite<'_>],
+) -> Result<Vec<u8>> {
     let invalid = |what: String| Error::InvalidArgument(what);
     let last_offset_delta = last_offset
         .checked_sub(header.base_offset)
         .and_then(|d| i32::try_from(d).ok())
         .filter(|d| *d >= 0)
-        .ok_or_else(|| invalid(format!("last offset {last_offset} is not within 2^31 after base offset {}", header.base_offset)))?;
-    let count = i32::try_from(records.len()).map_err(|_| invalid("too many records for one batch".into()))?;
-    let base_timestamp = delete_horizon_ms.or(records.first().map(|r| r.timestamp)).unwrap_or(header.timestamp);
-    let max_timestamp = records.iter().map(|r| r.timestamp).max().unwrap_or(header.timestamp);
+        .ok_or_else(|| {
+            invalid(format!(
+                "last offset {last_offset} is not within 2^31 after base offset {}",
+                header.base_offset
+            ))
+        })?;
+    let count = i32::try_from(records.len())
+        .map_err(|_| invalid("too many records for one batch".into()))?;
+    let base_timestamp = delete_horizon_ms
+        .or(records.first().map(|r| r.timestamp))
+        .unwrap_or(header.timestamp);
+    let max_timestamp = records
+        .iter()
+        .map(|r| r.timestamp)
+        .max()
+        .unwrap_or(header.timestamp);
     let mut body = Vec::new();
     let mut record = Vec::new();
     let mut previous = None;
     for r in records {
-        if r.offset > last_offset || previous.is_some_and(|p| r.offset <= p) || r.offset < header.base_offset {
-            return Err(invalid(format!("record offset {} is out of order or outside {}..={last_offset}", r.offset, header.base_offset)));
+        if r.offset > last_offset
+            || previous.is_some_and(|p| r.offset <= p)
+            || r.offset < header.base_offset
+        {
+            return Err(invalid(format!(
+                "record offset {} is out of order or outside {}..={last_offset}",
+                r.offset, header.base_offset
+            )));
         }
         previous = Some(r.offset);
         record.clear();
@@ -683,15 +863,23 @@ pub fn write_records(header: &BatchHeader, last_offset: i64, delete_horizon_ms: 
         record.put_varint((r.offset - header.base_offset) as i32);
         put_varint_bytes(&mut record, r.key)?;
         put_varint_bytes(&mut record, r.value)?;
-        record.put_varint(i32::try_from(r.headers.len()).map_err(|_| invalid("too many headers".into()))?);
+        record.put_varint(
+            i32::try_from(r.headers.len()).map_err(|_| invalid("too many headers".into()))?,
+        );
         for (name, value) in r.headers {
             put_varint_bytes(&mut record, Some(name.as_bytes()))?;
             put_varint_bytes(&mut record, value.as_deref())?;
         }
-        body.put_varint(i32::try_from(record.len()).map_err(|_| invalid("record too large".into()))?);
+        body.put_varint(
+            i32::try_from(record.len()).map_err(|_| invalid("record too large".into()))?,
+        );
         body.extend_from_slice(&record);
     }
-    let compression = if records.is_empty() { Compression::None } else { header.compression };
+    let compression = if records.is_empty() {
+        Compression::None
+    } else {
+        header.compression
+    };
     let body = compression.compress(&body);
     let mut attributes = i16::from(compression.id());
     if header.is_transactional {
@@ -729,7 +917,10 @@ fn put_varint_bytes(out: &mut Vec<u8>, bytes: Option<&[u8]>) -> Result<()> {
     match bytes {
         None => out.put_varint(-1),
         Some(b) => {
-            out.put_varint(i32::try_from(b.len()).map_err(|_| Error::InvalidArgument("key or value too large".into()))?);
+            out.put_varint(
+                i32::try_from(b.len())
+                    .map_err(|_| Error::InvalidArgument("key or value too large".into()))?,
+            );
             out.extend_from_slice(b);
         }
     }
@@ -783,48 +974,123 @@ pub fn control_marker(key: Option<&[u8]>, value: Option<&[u8]>) -> Option<Contro
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::hex;
     use super::*;
-
+    use crate::testing::hex;
 
     #[test]
     fn write_then_read_every_compression() {
-        for c in [Compression::None, Compression::Gzip, Compression::Snappy, Compression::Lz4, Compression::Zstd] {
-            let header = BatchHeader { compression: c, ..BatchHeader::plain(100, 1_700_000_000_000) };
-            let recs: Vec<(Option<&[u8]>, Option<&[u8]>)> = vec![(Some(b"k1"), Some(b"v1")), (Some(b"k2"), None)];
+        for c in [
+            Compression::None,
+            Compression::Gzip,
+            Compression::Snappy,
+            Compression::Lz4,
+            Compression::Zstd,
+        ] {
+            let header = BatchHeader {
+                compression: c,
+                ..BatchHeader::plain(100, 1_700_000_000_000)
+            };
+            let recs: Vec<(Option<&[u8]>, Option<&[u8]>)> =
+                vec![(Some(b"k1"), Some(b"v1")), (Some(b"k2"), None)];
             let bytes = write_batch(&header, &recs).unwrap();
             let parsed = read_batches(&bytes, 0);
             assert!(parsed.error.is_none(), "{c:?}: {:?}", parsed.error);
             let b = &parsed.batches[0];
-            assert_eq!((b.info.base_offset, b.info.last_offset, b.info.compression, b.info.size), (100, 101, c, bytes.len()));
-            assert_eq!((b.info.producer_id, b.info.producer_epoch, b.info.base_sequence, b.info.partition_leader_epoch), (-1, -1, 0, 0));
-            assert_eq!(b.records[1], Record { offset: 101, timestamp: 1_700_000_000_000, key: Some(b"k2".to_vec()), value: None, headers: vec![] });
+            assert_eq!(
+                (
+                    b.info.base_offset,
+                    b.info.last_offset,
+                    b.info.compression,
+                    b.info.size
+                ),
+                (100, 101, c, bytes.len())
+            );
+            assert_eq!(
+                (
+                    b.info.producer_id,
+                    b.info.producer_epoch,
+                    b.info.base_sequence,
+                    b.info.partition_leader_epoch
+                ),
+                (-1, -1, 0, 0)
+            );
+            assert_eq!(
+                b.records[1],
+                Record {
+                    offset: 101,
+                    timestamp: 1_700_000_000_000,
+                    key: Some(b"k2".to_vec()),
+                    value: None,
+                    headers: vec![]
+                }
+            );
         }
     }
 
     #[test]
     fn written_records_keep_their_offsets_timestamps_and_delete_horizon() {
-        let header = BatchHeader { producer_id: 9, producer_epoch: 1, is_transactional: true, ..BatchHeader::plain(100, 0) };
+        let header = BatchHeader {
+            producer_id: 9,
+            producer_epoch: 1,
+            is_transactional: true,
+            ..BatchHeader::plain(100, 0)
+        };
         let hdrs = vec![("h".to_owned(), Some(b"v".to_vec()))];
         let records = [
-            RecordToWrite { offset: 101, timestamp: 5_000, key: Some(b"a"), value: None, headers: &[] },
-            RecordToWrite { offset: 104, timestamp: 4_000, key: Some(b"b"), value: Some(b"2"), headers: &hdrs },
+            RecordToWrite {
+                offset: 101,
+                timestamp: 5_000,
+                key: Some(b"a"),
+                value: None,
+                headers: &[],
+            },
+            RecordToWrite {
+                offset: 104,
+                timestamp: 4_000,
+                key: Some(b"b"),
+                value: Some(b"2"),
+                headers: &hdrs,
+            },
         ];
         for horizon in [None, Some(90_000)] {
             let bytes = write_records(&header, 107, horizon, &records).unwrap();
             let parsed = read_batches(&bytes, 0);
             assert!(parsed.error.is_none(), "{:?}", parsed.error);
             let b = &parsed.batches[0];
-            assert_eq!((b.base_offset, b.last_offset, b.has_delete_horizon), (100, 107, horizon.is_some()));
-            assert_eq!((b.base_timestamp, b.max_timestamp), (horizon.unwrap_or(5_000), 5_000));
+            assert_eq!(
+                (b.base_offset, b.last_offset, b.has_delete_horizon),
+                (100, 107, horizon.is_some())
+            );
+            assert_eq!(
+                (b.base_timestamp, b.max_timestamp),
+                (horizon.unwrap_or(5_000), 5_000)
+            );
             assert_eq!((b.producer_id, b.is_transactional), (9, true));
-            let got: Vec<_> = b.records.iter().map(|r| (r.offset, r.timestamp, r.key.clone(), r.value.clone())).collect();
-            assert_eq!(got, vec![(101, 5_000, Some(b"a".to_vec()), None), (104, 4_000, Some(b"b".to_vec()), Some(b"2".to_vec()))]);
+            let got: Vec<_> = b
+                .records
+                .iter()
+                .map(|r| (r.offset, r.timestamp, r.key.clone(), r.value.clone()))
+                .collect();
+            assert_eq!(
+                got,
+                vec![
+                    (101, 5_000, Some(b"a".to_vec()), None),
+                    (104, 4_000, Some(b"b".to_vec()), Some(b"2".to_vec()))
+                ]
+            );
             assert_eq!(b.records[1].headers, hdrs);
         }
         let empty = write_records(&BatchHeader::plain(7, 123), 9, None, &[]).unwrap();
         let b = &read_batches(&empty, 0).batches[0];
-        assert_eq!((b.base_offset, b.last_offset, b.records.len(), b.max_timestamp), (7, 9, 0, 123));
+        assert_eq!(
+            (
+                b.base_offset,
+                b.last_offset,
+                b.records.len(),
+                b.max_timestamp
+            ),
+            (7, 9, 0, 123)
+        );
         let out_of_order = [records[1], records[0]];
         assert!(write_records(&header, 107, None, &out_of_order).is_err());
         assert!(write_records(&header, 103, None, &records).is_err());
@@ -832,11 +1098,28 @@ mod tests {
 
     #[test]
     fn control_batches_round_trip() {
-        let header = BatchHeader { producer_id: 7, producer_epoch: 2, ..BatchHeader::plain(5, 10) };
-        let bytes = write_control_batch(&header, ControlMarker { commit: true, coordinator_epoch: 3 }).unwrap();
+        let header = BatchHeader {
+            producer_id: 7,
+            producer_epoch: 2,
+            ..BatchHeader::plain(5, 10)
+        };
+        let bytes = write_control_batch(
+            &header,
+            ControlMarker {
+                commit: true,
+                coordinator_epoch: 3,
+            },
+        )
+        .unwrap();
         let b = &read_batches(&bytes, 0).batches[0];
         assert!(b.info.is_control && b.info.is_transactional);
-        assert_eq!(control_marker(b.records[0].key.as_deref(), b.records[0].value.as_deref()), Some(ControlMarker { commit: true, coordinator_epoch: 3 }));
+        assert_eq!(
+            control_marker(b.records[0].key.as_deref(), b.records[0].value.as_deref()),
+            Some(ControlMarker {
+                commit: true,
+                coordinator_epoch: 3
+            })
+        );
     }
 
     /// kafka-python's `record_batch_data_v2` (offsets-log-format.md §9.1): real broker batches.
@@ -855,12 +1138,27 @@ mod tests {
         );
         let parsed = read_batches(&data, 0);
         assert!(parsed.error.is_none(), "{:?}", parsed.error);
-        let [a, b, c] = &parsed.batches[..] else { panic!("3 batches") };
-        assert_eq!((a.info.crc, a.info.partition_leader_epoch, a.records[0].timestamp), (0x0318_a270, 1, 1_503_229_838_908));
+        let [a, b, c] = &parsed.batches[..] else {
+            panic!("3 batches")
+        };
+        assert_eq!(
+            (
+                a.info.crc,
+                a.info.partition_leader_epoch,
+                a.records[0].timestamp
+            ),
+            (0x0318_a270, 1, 1_503_229_838_908)
+        );
         assert_eq!(a.records[0].value.as_deref(), Some(&b"123"[..]));
         assert_eq!(b.records.len(), 2);
-        assert_eq!((b.records[1].offset, b.records[1].timestamp), (2, 1_503_229_959_532 + 168));
-        assert_eq!(c.records[0].headers, vec![("hkey".to_owned(), Some(b"hval".to_vec()))]);
+        assert_eq!(
+            (b.records[1].offset, b.records[1].timestamp),
+            (2, 1_503_229_959_532 + 168)
+        );
+        assert_eq!(
+            c.records[0].headers,
+            vec![("hkey".to_owned(), Some(b"hval".to_vec()))]
+        );
     }
 
     /// offsets-log-format.md §9.3: sarama's compressed batches (raw snappy, lz4 with checksums).
@@ -896,13 +1194,26 @@ mod tests {
              efff500000018579efff500000000000000fa00000ffffffff00000001200000\
              0008000000010c00000000000500",
         );
-        let key = hex("0001001b6b61666b6573632d646576636c75737465722d67726f75702d6964000374303100000000");
+        let key =
+            hex("0001001b6b61666b6573632d646576636c75737465722d67726f75702d6964000374303100000000");
         let value = hex("0003000000000000006affffffff00000000018579eff58c");
-        let written = write_batch(&BatchHeader::plain(0, 1_672_788_047_244), &[(Some(&key), Some(&value))]).unwrap();
+        let written = write_batch(
+            &BatchHeader::plain(0, 1_672_788_047_244),
+            &[(Some(&key), Some(&value))],
+        )
+        .unwrap();
         assert_eq!(written, b1);
         let control = write_control_batch(
-            &BatchHeader { producer_id: 4000, producer_epoch: 0, base_sequence: -1, ..BatchHeader::plain(3, 1_672_788_049_744) },
-            ControlMarker { commit: true, coordinator_epoch: 5 },
+            &BatchHeader {
+                producer_id: 4000,
+                producer_epoch: 0,
+                base_sequence: -1,
+                ..BatchHeader::plain(3, 1_672_788_049_744)
+            },
+            ControlMarker {
+                commit: true,
+                coordinator_epoch: 5,
+            },
         )
         .unwrap();
         assert_eq!(control, b4);
@@ -910,21 +1221,33 @@ mod tests {
 
     #[test]
     fn every_truncation_and_bit_flip_is_an_error_with_a_position() {
-        let header = BatchHeader { compression: Compression::None, ..BatchHeader::plain(0, 1) };
+        let header = BatchHeader {
+            compression: Compression::None,
+            ..BatchHeader::plain(0, 1)
+        };
         let bytes = write_batch(&header, &[(Some(b"key"), Some(b"value"))]).unwrap();
         for cut in 1..bytes.len() {
             let parsed = read_batches(&bytes[..cut], 1000);
             let err = parsed.error.expect("truncated input must be reported");
             assert_eq!(parsed.valid_bytes, 0);
-            assert!(err.position().is_some_and(|p| p >= 1000), "cut {cut}: {err}");
+            assert!(
+                err.position().is_some_and(|p| p >= 1000),
+                "cut {cut}: {err}"
+            );
         }
         for i in 0..bytes.len() {
             for bit in 0..8 {
                 let mut flipped = bytes.clone();
                 flipped[i] ^= 1 << bit;
                 let parsed = read_batches(&flipped, 0);
-                if i >= ATTRIBUTES_OFFSET || (CRC_OFFSET..ATTRIBUTES_OFFSET).contains(&i) || i == MAGIC_OFFSET {
-                    assert!(parsed.error.is_some(), "flip at byte {i} bit {bit} went unnoticed");
+                if i >= ATTRIBUTES_OFFSET
+                    || (CRC_OFFSET..ATTRIBUTES_OFFSET).contains(&i)
+                    || i == MAGIC_OFFSET
+                {
+                    assert!(
+                        parsed.error.is_some(),
+                        "flip at byte {i} bit {bit} went unnoticed"
+                    );
                 }
             }
         }
@@ -932,22 +1255,54 @@ mod tests {
 
     #[test]
     fn ceilings_checksum_and_decompress_every_batch() {
-        let recs: Vec<(Option<&[u8]>, Option<&[u8]>)> = vec![(Some(b"key"), Some(b"some value, some value"))];
-        let record_bytes = write_batch(&BatchHeader::plain(0, 1), &recs).unwrap().len() - RECORD_BATCH_OVERHEAD;
-        for c in [Compression::None, Compression::Gzip, Compression::Snappy, Compression::Lz4, Compression::Zstd] {
+        let recs: Vec<(Option<&[u8]>, Option<&[u8]>)> =
+            vec![(Some(b"key"), Some(b"some value, some value"))];
+        let record_bytes =
+            write_batch(&BatchHeader::plain(0, 1), &recs).unwrap().len() - RECORD_BATCH_OVERHEAD;
+        for c in [
+            Compression::None,
+            Compression::Gzip,
+            Compression::Snappy,
+            Compression::Lz4,
+            Compression::Zstd,
+        ] {
             let mut log = Vec::new();
             for i in 0..3 {
-                log.extend(write_batch(&BatchHeader { compression: c, ..BatchHeader::plain(i, 1) }, &recs).unwrap());
+                log.extend(
+                    write_batch(
+                        &BatchHeader {
+                            compression: c,
+                            ..BatchHeader::plain(i, 1)
+                        },
+                        &recs,
+                    )
+                    .unwrap(),
+                );
             }
             log.extend_from_slice(&log[..20].to_vec());
-            assert_eq!(checksum_batches(&log), 3, "{c:?}: the torn tail is not a batch");
-            let expected = if c == Compression::None { 0 } else { 3 * record_bytes };
+            assert_eq!(
+                checksum_batches(&log),
+                3,
+                "{c:?}: the torn tail is not a batch"
+            );
+            let expected = if c == Compression::None {
+                0
+            } else {
+                3 * record_bytes
+            };
             assert_eq!(decompress_batches(&log).unwrap(), expected, "{c:?}");
             let mut flipped = log.clone();
             flipped[ATTRIBUTES_OFFSET + 5] ^= 1;
             assert_eq!(checksum_batches(&flipped), 2);
         }
-        let mut mislabelled = write_batch(&BatchHeader { compression: Compression::Lz4, ..BatchHeader::plain(0, 1) }, &recs).unwrap();
+        let mut mislabelled = write_batch(
+            &BatchHeader {
+                compression: Compression::Lz4,
+                ..BatchHeader::plain(0, 1)
+            },
+            &recs,
+        )
+        .unwrap();
         mislabelled[ATTRIBUTES_OFFSET + 1] = Compression::Gzip.id();
         assert!(decompress_batches(&mislabelled).is_err());
     }
@@ -955,16 +1310,42 @@ mod tests {
     #[test]
     fn a_resumed_reader_reads_what_one_reader_reads() {
         let mut log = Vec::new();
-        for (i, c) in [Compression::None, Compression::Gzip, Compression::Zstd, Compression::Lz4].into_iter().cycle().take(12).enumerate() {
+        for (i, c) in [
+            Compression::None,
+            Compression::Gzip,
+            Compression::Zstd,
+            Compression::Lz4,
+        ]
+        .into_iter()
+        .cycle()
+        .take(12)
+        .enumerate()
+        {
             let value = format!("value {i}");
-            let recs: Vec<(Option<&[u8]>, Option<&[u8]>)> = vec![(Some(b"k"), Some(value.as_bytes())); 3];
-            log.extend(write_batch(&BatchHeader { compression: c, ..BatchHeader::plain(3 * i as i64, 1) }, &recs).unwrap());
+            let recs: Vec<(Option<&[u8]>, Option<&[u8]>)> =
+                vec![(Some(b"k"), Some(value.as_bytes())); 3];
+            log.extend(
+                write_batch(
+                    &BatchHeader {
+                        compression: c,
+                        ..BatchHeader::plain(3 * i as i64, 1)
+                    },
+                    &recs,
+                )
+                .unwrap(),
+            );
         }
         let good = log.len();
         log.extend_from_slice(&log[..30].to_vec());
         let offsets = |chunk: &Chunk<'_>| -> Vec<(i64, Vec<u8>)> {
-            let records = chunk.batches().flat_map(|(_, records)| records.map(|r| r.unwrap())).collect::<Vec<_>>();
-            records.iter().map(|r| (r.offset, r.value.unwrap().to_vec())).collect()
+            let records = chunk
+                .batches()
+                .flat_map(|(_, records)| records.map(|r| r.unwrap()))
+                .collect::<Vec<_>>();
+            records
+                .iter()
+                .map(|r| (r.offset, r.value.unwrap().to_vec()))
+                .collect()
         };
         let mut whole = Vec::new();
         let mut reader = LogReader::new(&log, 100);

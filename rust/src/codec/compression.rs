@@ -50,9 +50,15 @@ impl Compression {
     }
 
     pub fn from_name(name: &str) -> Option<Self> {
-        [Compression::None, Compression::Gzip, Compression::Snappy, Compression::Lz4, Compression::Zstd]
-            .into_iter()
-            .find(|c| c.name() == name)
+        [
+            Compression::None,
+            Compression::Gzip,
+            Compression::Snappy,
+            Compression::Lz4,
+            Compression::Zstd,
+        ]
+        .into_iter()
+        .find(|c| c.name() == name)
     }
 
     /// Decompresses `data`, which starts at absolute `position`, into a new buffer.
@@ -67,8 +73,11 @@ impl Compression {
         match self {
             Compression::None => data.to_vec(),
             Compression::Gzip => {
-                let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-                enc.write_all(data).and_then(|()| enc.finish()).unwrap_or_default()
+                let mut enc =
+                    flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+                enc.write_all(data)
+                    .and_then(|()| enc.finish())
+                    .unwrap_or_default()
             }
             Compression::Snappy => xerial_compress(data),
             Compression::Lz4 => {
@@ -94,7 +103,13 @@ pub struct Decompressor {
 impl Decompressor {
     /// Appends the decompression of `data` (which starts at absolute `position`) to `out`.
     /// More than [`MAX_DECOMPRESSED`] bytes is an error.
-    pub fn decompress_into(&mut self, compression: Compression, data: &[u8], position: usize, out: &mut Vec<u8>) -> Result<()> {
+    pub fn decompress_into(
+        &mut self,
+        compression: Compression,
+        data: &[u8],
+        position: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
         let start = out.len();
         let result = match compression {
             Compression::None => {
@@ -107,7 +122,10 @@ impl Decompressor {
             Compression::Zstd => self.unzstd(data, out).map_err(|e| format!("zstd: {e}")),
         };
         let result = result.and_then(|()| match out.len() - start {
-            n if n > MAX_DECOMPRESSED => Err(format!("{}: decompresses to more than {MAX_DECOMPRESSED} bytes", compression.name())),
+            n if n > MAX_DECOMPRESSED => Err(format!(
+                "{}: decompresses to more than {MAX_DECOMPRESSED} bytes",
+                compression.name()
+            )),
             _ => Ok(()),
         });
         result.map_err(|reason| {
@@ -118,7 +136,9 @@ impl Decompressor {
 
     /// gzip members (RFC 1952), one after another: header, deflate stream, CRC-32 and size.
     fn gunzip(&mut self, mut data: &[u8], out: &mut Vec<u8>) -> std::result::Result<(), String> {
-        let inflate = self.inflate.get_or_insert_with(|| flate2::Decompress::new(false));
+        let inflate = self
+            .inflate
+            .get_or_insert_with(|| flate2::Decompress::new(false));
         let cap = out.len() + MAX_DECOMPRESSED;
         loop {
             data = skip_gzip_header(data)?;
@@ -130,7 +150,9 @@ impl Decompressor {
                 let status = inflate
                     .decompress_vec(data, out, flate2::FlushDecompress::None)
                     .map_err(|e| e.to_string())?;
-                let used = usize::try_from(inflate.total_in() - consumed).unwrap_or(usize::MAX).min(data.len());
+                let used = usize::try_from(inflate.total_in() - consumed)
+                    .unwrap_or(usize::MAX)
+                    .min(data.len());
                 data = &data[used..];
                 if status == flate2::Status::StreamEnd {
                     break;
@@ -162,7 +184,9 @@ impl Decompressor {
         if self.zstd.is_none() {
             self.zstd = Some(DCtx::try_create().ok_or("cannot allocate a decompression context")?);
         }
-        let Some(ctx) = self.zstd.as_mut() else { unreachable!("created above") };
+        let Some(ctx) = self.zstd.as_mut() else {
+            unreachable!("created above")
+        };
         ctx.reset(ResetDirective::SessionOnly).map_err(zstd_error)?;
         let cap = out.len() + MAX_DECOMPRESSED;
         let mut input = InBuffer::around(data);
@@ -170,7 +194,9 @@ impl Decompressor {
             reserve_capped(out, data.len().saturating_mul(4), cap)?;
             let before = (input.pos(), out.len());
             let pos = out.len();
-            let hint = ctx.decompress_stream(&mut OutBuffer::around_pos(out, pos), &mut input).map_err(zstd_error)?;
+            let hint = ctx
+                .decompress_stream(&mut OutBuffer::around_pos(out, pos), &mut input)
+                .map_err(zstd_error)?;
             if hint == 0 && input.pos() == data.len() {
                 return Ok(());
             }
@@ -191,7 +217,9 @@ fn reserve_capped(out: &mut Vec<u8>, want: usize, cap: usize) -> std::result::Re
         return Ok(());
     }
     if out.len() >= cap {
-        return Err(format!("decompresses to more than {MAX_DECOMPRESSED} bytes"));
+        return Err(format!(
+            "decompresses to more than {MAX_DECOMPRESSED} bytes"
+        ));
     }
     out.reserve(want.max(out.len()).max(32 << 10).min(cap - out.len()));
     Ok(())
@@ -205,15 +233,23 @@ fn skip_gzip_header(data: &[u8]) -> std::result::Result<&[u8], String> {
     const FCOMMENT: u8 = 0x10;
     let truncated = || "truncated header".to_owned();
     let [0x1f, 0x8b, method, flags, _, _, _, _, _, _, ref rest @ ..] = *data else {
-        return Err(if data.len() < 10 { truncated() } else { "not a gzip member".into() });
+        return Err(if data.len() < 10 {
+            truncated()
+        } else {
+            "not a gzip member".into()
+        });
     };
     if method != 8 {
         return Err(format!("compression method {method} is not deflate"));
     }
     let mut rest = rest;
     if flags & FEXTRA != 0 {
-        let [a, b, ref tail @ ..] = *rest else { return Err(truncated()) };
-        rest = tail.get(usize::from(u16::from_le_bytes([a, b]))..).ok_or_else(truncated)?;
+        let [a, b, ref tail @ ..] = *rest else {
+            return Err(truncated());
+        };
+        rest = tail
+            .get(usize::from(u16::from_le_bytes([a, b]))..)
+            .ok_or_else(truncated)?;
     }
     for flag in [FNAME, FCOMMENT] {
         if flags & flag != 0 {
@@ -255,7 +291,9 @@ fn snappy_raw(block: &[u8], out: &mut Vec<u8>, cap: usize) -> std::result::Resul
         return Err(format!("block decompresses to {len} bytes, over the limit"));
     }
     out.resize(start + len, 0);
-    let written = snap::raw::Decoder::new().decompress(block, &mut out[start..]).map_err(|e| e.to_string())?;
+    let written = snap::raw::Decoder::new()
+        .decompress(block, &mut out[start..])
+        .map_err(|e| e.to_string())?;
     out.truncate(start + written);
     Ok(())
 }
@@ -280,9 +318,13 @@ fn xerial_compress(data: &[u8]) -> Vec<u8> {
 fn lz4_decompress(data: &[u8], out: &mut Vec<u8>) -> std::result::Result<(), String> {
     let start = out.len();
     let read = |frame: &[u8], out: &mut Vec<u8>| -> std::io::Result<()> {
-        lz4_flex::frame::FrameDecoder::new(frame).take(MAX_DECOMPRESSED as u64 + 1).read_to_end(out)?;
+        lz4_flex::frame::FrameDecoder::new(frame)
+            .take(MAX_DECOMPRESSED as u64 + 1)
+            .read_to_end(out)?;
         if out.len() - start > MAX_DECOMPRESSED {
-            return Err(std::io::Error::other(format!("decompresses to more than {MAX_DECOMPRESSED} bytes")));
+            return Err(std::io::Error::other(format!(
+                "decompresses to more than {MAX_DECOMPRESSED} bytes"
+            )));
         }
         Ok(())
     };
@@ -303,7 +345,8 @@ fn fix_broken_lz4_header_checksum(data: &[u8]) -> Option<Vec<u8>> {
         return None;
     }
     let flg = data[4];
-    let descriptor_len = 2 + if flg & 0x08 != 0 { 8 } else { 0 } + if flg & 0x01 != 0 { 4 } else { 0 };
+    let descriptor_len =
+        2 + if flg & 0x08 != 0 { 8 } else { 0 } + if flg & 0x01 != 0 { 4 } else { 0 };
     let hc_at = 4 + descriptor_len;
     if data.len() <= hc_at {
         return None;
@@ -329,8 +372,16 @@ fn xxhash32(data: &[u8]) -> u32 {
         let mut v = [P1.wrapping_add(P2), P2, 0, 0u32.wrapping_sub(P1)];
         for chunk in &mut chunks {
             for (i, lane) in v.iter_mut().enumerate() {
-                let w = u32::from_le_bytes([chunk[4 * i], chunk[4 * i + 1], chunk[4 * i + 2], chunk[4 * i + 3]]);
-                *lane = lane.wrapping_add(w.wrapping_mul(P2)).rotate_left(13).wrapping_mul(P1);
+                let w = u32::from_le_bytes([
+                    chunk[4 * i],
+                    chunk[4 * i + 1],
+                    chunk[4 * i + 2],
+                    chunk[4 * i + 3],
+                ]);
+                *lane = lane
+                    .wrapping_add(w.wrapping_mul(P2))
+                    .rotate_left(13)
+                    .wrapping_mul(P1);
             }
         }
         v[0].rotate_left(1)
@@ -345,10 +396,16 @@ fn xxhash32(data: &[u8]) -> u32 {
     let mut words = tail.chunks_exact(4);
     for w in &mut words {
         let w = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
-        h = h.wrapping_add(w.wrapping_mul(P3)).rotate_left(17).wrapping_mul(P4);
+        h = h
+            .wrapping_add(w.wrapping_mul(P3))
+            .rotate_left(17)
+            .wrapping_mul(P4);
     }
     for &b in words.remainder() {
-        h = h.wrapping_add(u32::from(b).wrapping_mul(P5)).rotate_left(11).wrapping_mul(P1);
+        h = h
+            .wrapping_add(u32::from(b).wrapping_mul(P5))
+            .rotate_left(11)
+            .wrapping_mul(P1);
     }
     h ^= h >> 15;
     h = h.wrapping_mul(P2);
@@ -363,8 +420,16 @@ mod tests {
 
     #[test]
     fn every_codec_round_trips() {
-        let data: Vec<u8> = (0..100_000u32).flat_map(|i| (i % 251).to_be_bytes()).collect();
-        for c in [Compression::None, Compression::Gzip, Compression::Snappy, Compression::Lz4, Compression::Zstd] {
+        let data: Vec<u8> = (0..100_000u32)
+            .flat_map(|i| (i % 251).to_be_bytes())
+            .collect();
+        for c in [
+            Compression::None,
+            Compression::Gzip,
+            Compression::Snappy,
+            Compression::Lz4,
+            Compression::Zstd,
+        ] {
             let packed = c.compress(&data);
             assert_eq!(c.decompress(&packed, 0).unwrap(), data, "{}", c.name());
         }
@@ -385,7 +450,10 @@ mod tests {
         // FLG/BD 60/40: the correct header checksum is 0x82, the magic-0 "broken" one 0x1a.
         let magic = [0x04u8, 0x22, 0x4d, 0x18];
         assert_eq!((xxhash32(&[0x60, 0x40]) >> 8) as u8, 0x82);
-        assert_eq!((xxhash32(&[magic[0], magic[1], magic[2], magic[3], 0x60, 0x40]) >> 8) as u8, 0x1a);
+        assert_eq!(
+            (xxhash32(&[magic[0], magic[1], magic[2], magic[3], 0x60, 0x40]) >> 8) as u8,
+            0x1a
+        );
         let mut frame = magic.to_vec();
         frame.extend_from_slice(&[0x60, 0x40, 0x1a]);
         let payload = b"kafka";
@@ -399,7 +467,10 @@ mod tests {
     fn xxhash32_reference_values() {
         assert_eq!(xxhash32(b""), 0x02CC_5D05);
         assert_eq!(xxhash32(b"abc"), 0x32D1_53FF);
-        assert_eq!(xxhash32(b"Nobody inspects the spammish repetition"), 0xE229_3B2F);
+        assert_eq!(
+            xxhash32(b"Nobody inspects the spammish repetition"),
+            0xE229_3B2F
+        );
     }
 
     #[test]
@@ -410,7 +481,12 @@ mod tests {
             b"\x82SNAPPY\x00\x00\x00\x00\x01\x00\x00\x00\x01\xff\xff\xff\xff",
             b"\x04\x22\x4d\x18\x60\x40\x82\xff\xff\xff\x7f",
         ];
-        for c in [Compression::Gzip, Compression::Snappy, Compression::Lz4, Compression::Zstd] {
+        for c in [
+            Compression::Gzip,
+            Compression::Snappy,
+            Compression::Lz4,
+            Compression::Zstd,
+        ] {
             for data in garbage {
                 let _ = c.decompress(data, 9);
             }

@@ -35,11 +35,19 @@ pub struct FieldDef {
 }
 
 const fn field(name: &'static str, ty: FieldType) -> FieldDef {
-    FieldDef { name, ty, tag: None }
+    FieldDef {
+        name,
+        ty,
+        tag: None,
+    }
 }
 
 const fn tagged(name: &'static str, tag: u32, ty: FieldType) -> FieldDef {
-    FieldDef { name, ty, tag: Some(tag) }
+    FieldDef {
+        name,
+        ty,
+        tag: Some(tag),
+    }
 }
 
 /// A decoded value of a declared schema.
@@ -54,23 +62,42 @@ pub enum Datum {
     Struct(Vec<(&'static str, Datum)>),
 }
 
-static PARTITION_METADATA: [FieldDef; 2] = [field("partition", FieldType::I32), field("racks", FieldType::Array(&FieldType::Str))];
+static PARTITION_METADATA: [FieldDef; 2] = [
+    field("partition", FieldType::I32),
+    field("racks", FieldType::Array(&FieldType::Str)),
+];
 static TOPIC_METADATA: [FieldDef; 4] = [
     field("topic_id", FieldType::Uuid),
     field("topic_name", FieldType::Str),
     field("num_partitions", FieldType::I32),
-    field("partition_metadata", FieldType::Array(&FieldType::Struct(&PARTITION_METADATA))),
+    field(
+        "partition_metadata",
+        FieldType::Array(&FieldType::Struct(&PARTITION_METADATA)),
+    ),
 ];
-static SUPPORTED_PROTOCOL: [FieldDef; 2] = [field("name", FieldType::Str), field("metadata", FieldType::Bytes)];
+static SUPPORTED_PROTOCOL: [FieldDef; 2] = [
+    field("name", FieldType::Str),
+    field("metadata", FieldType::Bytes),
+];
 static CLASSIC_MEMBER_METADATA: [FieldDef; 2] = [
     field("session_timeout_ms", FieldType::I32),
-    field("supported_protocols", FieldType::Array(&FieldType::Struct(&SUPPORTED_PROTOCOL))),
+    field(
+        "supported_protocols",
+        FieldType::Array(&FieldType::Struct(&SUPPORTED_PROTOCOL)),
+    ),
 ];
-static TOPIC_PARTITIONS: [FieldDef; 2] = [field("topic_id", FieldType::Uuid), field("partitions", FieldType::Array(&FieldType::I32))];
+static TOPIC_PARTITIONS: [FieldDef; 2] = [
+    field("topic_id", FieldType::Uuid),
+    field("partitions", FieldType::Array(&FieldType::I32)),
+];
 static TOPIC_PARTITIONS_WITH_EPOCHS: [FieldDef; 3] = [
     field("topic_id", FieldType::Uuid),
     field("partitions", FieldType::Array(&FieldType::I32)),
-    tagged("assignment_epochs", 0, FieldType::NullableArray(&FieldType::I32)),
+    tagged(
+        "assignment_epochs",
+        0,
+        FieldType::NullableArray(&FieldType::I32),
+    ),
 ];
 
 /// Type 3: ConsumerGroupMetadataValue.
@@ -80,7 +107,10 @@ static GROUP_METADATA: [FieldDef; 3] = [
     tagged("creation_time_ms", 1, FieldType::I64),
 ];
 /// Type 4: ConsumerGroupPartitionMetadataValue.
-static PARTITION_METADATA_VALUE: [FieldDef; 1] = [field("topics", FieldType::Array(&FieldType::Struct(&TOPIC_METADATA)))];
+static PARTITION_METADATA_VALUE: [FieldDef; 1] = [field(
+    "topics",
+    FieldType::Array(&FieldType::Struct(&TOPIC_METADATA)),
+)];
 /// Type 5: ConsumerGroupMemberMetadataValue.
 static MEMBER_METADATA: [FieldDef; 9] = [
     field("instance_id", FieldType::NullableStr),
@@ -91,32 +121,64 @@ static MEMBER_METADATA: [FieldDef; 9] = [
     field("subscribed_topic_regex", FieldType::NullableStr),
     field("rebalance_timeout_ms", FieldType::I32),
     field("server_assignor", FieldType::NullableStr),
-    tagged("classic_member_metadata", 0, FieldType::NullableStruct(&CLASSIC_MEMBER_METADATA)),
+    tagged(
+        "classic_member_metadata",
+        0,
+        FieldType::NullableStruct(&CLASSIC_MEMBER_METADATA),
+    ),
 ];
 /// Type 6: ConsumerGroupTargetAssignmentMetadataValue.
-static TARGET_ASSIGNMENT_METADATA: [FieldDef; 2] = [field("assignment_epoch", FieldType::I32), tagged("assignment_timestamp", 0, FieldType::I64)];
+static TARGET_ASSIGNMENT_METADATA: [FieldDef; 2] = [
+    field("assignment_epoch", FieldType::I32),
+    tagged("assignment_timestamp", 0, FieldType::I64),
+];
 /// Type 7: ConsumerGroupTargetAssignmentMemberValue.
-static TARGET_ASSIGNMENT_MEMBER: [FieldDef; 1] = [field("topic_partitions", FieldType::Array(&FieldType::Struct(&TOPIC_PARTITIONS)))];
+static TARGET_ASSIGNMENT_MEMBER: [FieldDef; 1] = [field(
+    "topic_partitions",
+    FieldType::Array(&FieldType::Struct(&TOPIC_PARTITIONS)),
+)];
 /// Type 8: ConsumerGroupCurrentMemberAssignmentValue.
 static CURRENT_MEMBER_ASSIGNMENT: [FieldDef; 5] = [
     field("member_epoch", FieldType::I32),
     field("previous_member_epoch", FieldType::I32),
     field("state", FieldType::I8),
-    field("assigned_partitions", FieldType::Array(&FieldType::Struct(&TOPIC_PARTITIONS_WITH_EPOCHS))),
-    field("partitions_pending_revocation", FieldType::Array(&FieldType::Struct(&TOPIC_PARTITIONS_WITH_EPOCHS))),
+    field(
+        "assigned_partitions",
+        FieldType::Array(&FieldType::Struct(&TOPIC_PARTITIONS_WITH_EPOCHS)),
+    ),
+    field(
+        "partitions_pending_revocation",
+        FieldType::Array(&FieldType::Struct(&TOPIC_PARTITIONS_WITH_EPOCHS)),
+    ),
 ];
 /// Type 16: ConsumerGroupRegularExpressionValue.
-static REGULAR_EXPRESSION: [FieldDef; 3] = [field("topics", FieldType::Array(&FieldType::Str)), field("version", FieldType::I64), field("timestamp", FieldType::I64)];
+static REGULAR_EXPRESSION: [FieldDef; 3] = [
+    field("topics", FieldType::Array(&FieldType::Str)),
+    field("version", FieldType::I64),
+    field("timestamp", FieldType::I64),
+];
 
 /// Kafka's name for a record type's value, and its schema, for types 3 to 8 and 16.
 pub fn value_schema(record_type: i16) -> Option<(&'static str, &'static [FieldDef])> {
     Some(match record_type {
         3 => ("ConsumerGroupMetadataValue", &GROUP_METADATA),
-        4 => ("ConsumerGroupPartitionMetadataValue", &PARTITION_METADATA_VALUE),
+        4 => (
+            "ConsumerGroupPartitionMetadataValue",
+            &PARTITION_METADATA_VALUE,
+        ),
         5 => ("ConsumerGroupMemberMetadataValue", &MEMBER_METADATA),
-        6 => ("ConsumerGroupTargetAssignmentMetadataValue", &TARGET_ASSIGNMENT_METADATA),
-        7 => ("ConsumerGroupTargetAssignmentMemberValue", &TARGET_ASSIGNMENT_MEMBER),
-        8 => ("ConsumerGroupCurrentMemberAssignmentValue", &CURRENT_MEMBER_ASSIGNMENT),
+        6 => (
+            "ConsumerGroupTargetAssignmentMetadataValue",
+            &TARGET_ASSIGNMENT_METADATA,
+        ),
+        7 => (
+            "ConsumerGroupTargetAssignmentMemberValue",
+            &TARGET_ASSIGNMENT_MEMBER,
+        ),
+        8 => (
+            "ConsumerGroupCurrentMemberAssignmentValue",
+            &CURRENT_MEMBER_ASSIGNMENT,
+        ),
         16 => ("ConsumerGroupRegularExpressionValue", &REGULAR_EXPRESSION),
         _ => return None,
     })
@@ -151,7 +213,10 @@ pub fn decode_struct(r: &mut Reader<'_>, fields: &'static [FieldDef]) -> Result<
         }
     }
     for f in tagged {
-        let value = found.iter().position(|(n, _)| *n == f.name).map_or(Datum::Null, |i| found.swap_remove(i).1);
+        let value = found
+            .iter()
+            .position(|(n, _)| *n == f.name)
+            .map_or(Datum::Null, |i| found.swap_remove(i).1);
         out.push((f.name, value));
     }
     Ok(Datum::Struct(out))
@@ -174,7 +239,12 @@ fn decode_field(r: &mut Reader<'_>, ty: &'static FieldType) -> Result<Datum> {
             match r.i8()? {
                 -1 => Datum::Null,
                 1 => decode_struct(r, fields)?,
-                other => return Err(Error::Corrupt { position: at, reason: format!("nullable struct marker {other}") }),
+                other => {
+                    return Err(Error::Corrupt {
+                        position: at,
+                        reason: format!("nullable struct marker {other}"),
+                    })
+                }
             }
         }
     })
@@ -186,7 +256,10 @@ fn decode_array(r: &mut Reader<'_>, inner: &'static FieldType, nullable: bool) -
         return if nullable {
             Ok(Datum::Null)
         } else {
-            Err(Error::Corrupt { position: at, reason: "null in a non-nullable array".into() })
+            Err(Error::Corrupt {
+                position: at,
+                reason: "null in a non-nullable array".into(),
+            })
         };
     };
     let mut items = Vec::with_capacity(n);
@@ -199,13 +272,23 @@ fn decode_array(r: &mut Reader<'_>, inner: &'static FieldType, nullable: bool) -
 /// Encodes `datum`, a [`Datum::Struct`] of `fields`, as a flexible struct.
 pub fn encode_struct(out: &mut Vec<u8>, fields: &'static [FieldDef], datum: &Datum) -> Result<()> {
     let Datum::Struct(values) = datum else {
-        return Err(Error::InvalidArgument("a struct field needs a Datum::Struct".into()));
+        return Err(Error::InvalidArgument(
+            "a struct field needs a Datum::Struct".into(),
+        ));
     };
-    let value_of = |name: &str| values.iter().find(|(n, _)| *n == name).map_or(&Datum::Null, |(_, v)| v);
+    let value_of = |name: &str| {
+        values
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map_or(&Datum::Null, |(_, v)| v)
+    };
     for f in fields.iter().filter(|f| f.tag.is_none()) {
         encode_field(out, &f.ty, value_of(f.name), f.name)?;
     }
-    let present: Vec<&FieldDef> = fields.iter().filter(|f| f.tag.is_some() && *value_of(f.name) != Datum::Null).collect();
+    let present: Vec<&FieldDef> = fields
+        .iter()
+        .filter(|f| f.tag.is_some() && *value_of(f.name) != Datum::Null)
+        .collect();
     out.put_uvarint(present.len() as u32);
     for f in present {
         let mut body = Vec::new();
@@ -217,8 +300,14 @@ pub fn encode_struct(out: &mut Vec<u8>, fields: &'static [FieldDef], datum: &Dat
     Ok(())
 }
 
-fn encode_field(out: &mut Vec<u8>, ty: &'static FieldType, value: &Datum, name: &str) -> Result<()> {
-    let mismatch = || Error::InvalidArgument(format!("field {name}: {value:?} does not fit {ty:?}"));
+fn encode_field(
+    out: &mut Vec<u8>,
+    ty: &'static FieldType,
+    value: &Datum,
+    name: &str,
+) -> Result<()> {
+    let mismatch =
+        || Error::InvalidArgument(format!("field {name}: {value:?} does not fit {ty:?}"));
     match (ty, value) {
         (FieldType::I8, Datum::Int(v)) => out.put_i8(i8::try_from(*v).map_err(|_| mismatch())?),
         (FieldType::I32, Datum::Int(v)) => out.put_i32(i32::try_from(*v).map_err(|_| mismatch())?),
@@ -247,9 +336,8 @@ fn encode_field(out: &mut Vec<u8>, ty: &'static FieldType, value: &Datum, name: 
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::hex;
     use super::*;
-
+    use crate::testing::hex;
 
     /// Decodes, and checks that encoding gives the bytes back (unknown tags aside).
     fn decode(record_type: i16, body: &[u8]) -> Datum {
@@ -259,7 +347,10 @@ mod tests {
         assert!(r.is_empty());
         let mut again = Vec::new();
         encode_struct(&mut again, schema, &d).unwrap();
-        assert_eq!(decode_struct(&mut Reader::new(&again, 0), schema).unwrap(), d);
+        assert_eq!(
+            decode_struct(&mut Reader::new(&again, 0), schema).unwrap(),
+            d
+        );
         d
     }
 
@@ -268,11 +359,25 @@ mod tests {
     fn group_metadata_vector() {
         assert_eq!(
             decode(3, &hex("0000000a 00")),
-            Datum::Struct(vec![("epoch", Datum::Int(10)), ("metadata_hash", Datum::Null), ("creation_time_ms", Datum::Null)])
+            Datum::Struct(vec![
+                ("epoch", Datum::Int(10)),
+                ("metadata_hash", Datum::Null),
+                ("creation_time_ms", Datum::Null)
+            ])
         );
         // With both tagged fields present (tag 0: 8 bytes, tag 1: 8 bytes) and an unknown tag 9.
-        let d = decode(3, &hex("0000000a 03 00 08 0000000000000007 01 08 00000000000003e8 09 01 ff"));
-        assert_eq!(d, Datum::Struct(vec![("epoch", Datum::Int(10)), ("metadata_hash", Datum::Int(7)), ("creation_time_ms", Datum::Int(1000))]));
+        let d = decode(
+            3,
+            &hex("0000000a 03 00 08 0000000000000007 01 08 00000000000003e8 09 01 ff"),
+        );
+        assert_eq!(
+            d,
+            Datum::Struct(vec![
+                ("epoch", Datum::Int(10)),
+                ("metadata_hash", Datum::Int(7)),
+                ("creation_time_ms", Datum::Int(1000))
+            ])
+        );
     }
 
     #[test]
@@ -284,28 +389,57 @@ mod tests {
              01 \
              00"
         ));
-        let Datum::Struct(fields) = decode(8, &body) else { panic!() };
+        let Datum::Struct(fields) = decode(8, &body) else {
+            panic!()
+        };
         assert_eq!(fields[0], ("member_epoch", Datum::Int(5)));
         assert_eq!(fields[2], ("state", Datum::Int(2)));
-        let Datum::List(assigned) = &fields[3].1 else { panic!() };
-        let Datum::Struct(tp) = &assigned[0] else { panic!() };
-        assert_eq!(tp[1], ("partitions", Datum::List(vec![Datum::Int(0), Datum::Int(1)])));
-        assert_eq!(tp[2], ("assignment_epochs", Datum::List(vec![Datum::Int(5), Datum::Int(5)])));
-        assert_eq!(fields[4], ("partitions_pending_revocation", Datum::List(vec![])));
+        let Datum::List(assigned) = &fields[3].1 else {
+            panic!()
+        };
+        let Datum::Struct(tp) = &assigned[0] else {
+            panic!()
+        };
+        assert_eq!(
+            tp[1],
+            (
+                "partitions",
+                Datum::List(vec![Datum::Int(0), Datum::Int(1)])
+            )
+        );
+        assert_eq!(
+            tp[2],
+            (
+                "assignment_epochs",
+                Datum::List(vec![Datum::Int(5), Datum::Int(5)])
+            )
+        );
+        assert_eq!(
+            fields[4],
+            ("partitions_pending_revocation", Datum::List(vec![]))
+        );
     }
 
     #[test]
     fn member_metadata_with_classic_member() {
-        let body = hex(
-            "00 03 7231 02 63 02 68 02 02 74 00 00000fa0 06 72616e6765 \
-             01 00 10 01 0000afc8 02 06 72616e6765 02 00 00 00",
-        );
-        let Datum::Struct(fields) = decode(5, &body) else { panic!() };
+        let body = hex("00 03 7231 02 63 02 68 02 02 74 00 00000fa0 06 72616e6765 \
+             01 00 10 01 0000afc8 02 06 72616e6765 02 00 00 00");
+        let Datum::Struct(fields) = decode(5, &body) else {
+            panic!()
+        };
         assert_eq!(fields[0], ("instance_id", Datum::Null));
         assert_eq!(fields[1], ("rack_id", Datum::Str("r1".into())));
-        assert_eq!(fields[4], ("subscribed_topic_names", Datum::List(vec![Datum::Str("t".into())])));
+        assert_eq!(
+            fields[4],
+            (
+                "subscribed_topic_names",
+                Datum::List(vec![Datum::Str("t".into())])
+            )
+        );
         assert_eq!(fields[6], ("rebalance_timeout_ms", Datum::Int(4000)));
-        let Datum::Struct(classic) = &fields[8].1 else { panic!("{:?}", fields[8]) };
+        let Datum::Struct(classic) = &fields[8].1 else {
+            panic!("{:?}", fields[8])
+        };
         assert_eq!(classic[0], ("session_timeout_ms", Datum::Int(45_000)));
     }
 

@@ -34,7 +34,10 @@ fn read_message(r: &mut Reader<'_>) -> Result<Message> {
     let offset = r.i64()?;
     let size = r.i32()?;
     if size < 14 {
-        return Err(Error::Corrupt { position: start + 8, reason: format!("message size {size} below 14") });
+        return Err(Error::Corrupt {
+            position: start + 8,
+            reason: format!("message size {size} below 14"),
+        });
     }
     let mut m = r.sub(size as usize, "legacy message")?;
     let crc = m.u32()?;
@@ -50,7 +53,10 @@ fn read_message(r: &mut Reader<'_>) -> Result<Message> {
     debug_assert_eq!(covered_at, start + LOG_OVERHEAD + 4);
     let magic = m.i8()?;
     if !(0..=1).contains(&magic) {
-        return Err(Error::Corrupt { position: covered_at, reason: format!("magic {magic} inside a legacy message set") });
+        return Err(Error::Corrupt {
+            position: covered_at,
+            reason: format!("magic {magic} inside a legacy message set"),
+        });
     }
     let attributes = m.i8()?;
     let timestamp = if magic == 1 { m.i64()? } else { -1 };
@@ -59,7 +65,15 @@ fn read_message(r: &mut Reader<'_>) -> Result<Message> {
     if !m.is_empty() {
         return Err(m.corrupt("bytes left after the message value"));
     }
-    Ok(Message { offset, crc, magic, attributes, timestamp, key, value })
+    Ok(Message {
+        offset,
+        crc,
+        magic,
+        attributes,
+        timestamp,
+        key,
+        value,
+    })
 }
 
 /// Parses the one legacy entry that makes up `data` (already cut to its size).
@@ -93,11 +107,17 @@ pub fn read_legacy(data: &[u8], position: usize) -> Result<Batch> {
         let mut messages = Vec::new();
         while !ir.is_empty() {
             let m = read_message(&mut ir).map_err(|e| match e {
-                Error::Truncated { position, .. } => Error::Corrupt { position, reason: "truncated inner message".into() },
+                Error::Truncated { position, .. } => Error::Corrupt {
+                    position,
+                    reason: "truncated inner message".into(),
+                },
                 other => other,
             })?;
             if m.attributes & 0x07 != 0 {
-                return Err(Error::Corrupt { position: inner_at, reason: "nested compressed message".into() });
+                return Err(Error::Corrupt {
+                    position: inner_at,
+                    reason: "nested compressed message".into(),
+                });
             }
             messages.push(m);
         }
@@ -110,7 +130,11 @@ pub fn read_legacy(data: &[u8], position: usize) -> Result<Batch> {
                 } else {
                     m.offset
                 },
-                timestamp: if log_append_time { wrapper.timestamp } else { m.timestamp },
+                timestamp: if log_append_time {
+                    wrapper.timestamp
+                } else {
+                    m.timestamp
+                },
                 key: m.key,
                 value: m.value,
                 headers: Vec::new(),
@@ -145,9 +169,8 @@ pub fn read_legacy(data: &[u8], position: usize) -> Result<Batch> {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::hex;
     use crate::codec::batch::read_batches;
-
+    use crate::testing::hex;
 
     /// offsets-log-format.md §9.2.
     #[test]
@@ -164,7 +187,10 @@ mod tests {
             assert_eq!(b.records[0].timestamp, ts);
             let mut bad = data.clone();
             *bad.last_mut().unwrap() ^= 1;
-            assert!(read_batches(&bad, 0).error.is_some(), "CRC-32 must catch a flipped byte");
+            assert!(
+                read_batches(&bad, 0).error.is_some(),
+                "CRC-32 must catch a flipped byte"
+            );
         }
     }
 }

@@ -1,7 +1,10 @@
 //! A `__consumer_offsets` log decoded record by record: batches, their records, and each
 //! record's key and value (or its transaction marker).
 
-use crate::codec::batch::{control_marker, control_record_type, BatchInfo, ControlMarker, LogReader, RecordRef, CHUNK_BYTES};
+use crate::codec::batch::{
+    control_marker, control_record_type, BatchInfo, ControlMarker, LogReader, RecordRef,
+    CHUNK_BYTES,
+};
 use crate::codec::records::{decode_key_ref, decode_value_ref, Key, KeyRef, Value, ValueRef};
 use crate::error::{Error, Result};
 
@@ -49,7 +52,10 @@ pub struct DecodedLog {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Payload<'a> {
     Control(Control),
-    Data { key: KeyRef<'a>, value: Option<ValueRef<'a>> },
+    Data {
+        key: KeyRef<'a>,
+        value: Option<ValueRef<'a>>,
+    },
 }
 
 /// Decodes one record of a batch, borrowing from it. Errors name the batch's position and
@@ -71,7 +77,8 @@ pub fn decode_payload<'a>(batch: &BatchInfo, record: &RecordRef<'a>) -> Result<P
         reason: format!("record at offset {} has a null key", record.offset),
     })?;
     let key = decode_key_ref(key_bytes, batch.position).map_err(at_record)?;
-    let value = decode_value_ref(key.value_kind(), record.value, batch.position).map_err(at_record)?;
+    let value =
+        decode_value_ref(key.value_kind(), record.value, batch.position).map_err(at_record)?;
     Ok(Payload::Data { key, value })
 }
 
@@ -86,7 +93,9 @@ pub fn decode_log(data: &[u8], position: usize, partition: i32) -> DecodedLog {
             let record = record?;
             let (control, key, value) = match decode_payload(batch, &record)? {
                 Payload::Control(control) => (Some(control), None, None),
-                Payload::Data { key, value } => (None, Some(key.to_owned()), value.map(|v| v.to_owned())),
+                Payload::Data { key, value } => {
+                    (None, Some(key.to_owned()), value.map(|v| v.to_owned()))
+                }
             };
             records.push(OffsetsRecord {
                 partition,
@@ -107,16 +116,23 @@ pub fn decode_log(data: &[u8], position: usize, partition: i32) -> DecodedLog {
         }
         decoded
     });
-    DecodedLog { records, valid_bytes: walk.valid_bytes, error: walk.error }
+    DecodedLog {
+        records,
+        valid_bytes: walk.valid_bytes,
+        error: walk.error,
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::hex;
     use super::*;
     use crate::codec::batch::{write_batch, write_control_batch, BatchHeader};
     use crate::codec::compression::Compression;
-    use crate::codec::records::{encode_key, encode_value, GroupMetadataKey, GroupMetadataValue, MemberMetadata, OffsetCommitKey, OffsetCommitValue};
+    use crate::codec::records::{
+        encode_key, encode_value, GroupMetadataKey, GroupMetadataValue, MemberMetadata,
+        OffsetCommitKey, OffsetCommitValue,
+    };
+    use crate::testing::hex;
     use crate::testing::Rng;
 
     /// A log of every batch kind: offset commits, group metadata, tombstones, each
@@ -124,25 +140,86 @@ mod tests {
     fn sample_log(rng: &mut Rng) -> Vec<u8> {
         let mut log = Vec::new();
         let mut offset = 0;
-        for (i, c) in [Compression::None, Compression::Gzip, Compression::Snappy, Compression::Lz4, Compression::Zstd].into_iter().enumerate() {
+        for (i, c) in [
+            Compression::None,
+            Compression::Gzip,
+            Compression::Snappy,
+            Compression::Lz4,
+            Compression::Zstd,
+        ]
+        .into_iter()
+        .enumerate()
+        {
             let mut recs = Vec::new();
             for p in 0..(1 + rng.below(5) as i32) {
-                let key = encode_key(&Key::OffsetCommit(OffsetCommitKey { group: format!("g{i}"), topic: "t".into(), partition: p, record_type: 1 }));
-                let value = encode_value(&Value::OffsetCommit(OffsetCommitValue { offset: rng.below(1000) as i64, metadata: "m".into(), commit_timestamp: 5, leader_epoch: -1, expire_timestamp: -1, version: (rng.below(5)) as i16 })).unwrap();
+                let key = encode_key(&Key::OffsetCommit(OffsetCommitKey {
+                    group: format!("g{i}"),
+                    topic: "t".into(),
+                    partition: p,
+                    record_type: 1,
+                }));
+                let value = encode_value(&Value::OffsetCommit(OffsetCommitValue {
+                    offset: rng.below(1000) as i64,
+                    metadata: "m".into(),
+                    commit_timestamp: 5,
+                    leader_epoch: -1,
+                    expire_timestamp: -1,
+                    version: (rng.below(5)) as i16,
+                }))
+                .unwrap();
                 recs.push((key, Some(value)));
             }
-            let member = MemberMetadata { member_id: "m".into(), group_instance_id: None, client_id: "c".into(), client_host: "h".into(), rebalance_timeout: 1, session_timeout: 1, subscription: vec![0, 1], assignment: vec![] };
-            let gkey = encode_key(&Key::GroupMetadata(GroupMetadataKey { group: format!("g{i}") }));
-            let gval = encode_value(&Value::GroupMetadata(GroupMetadataValue { protocol_type: "consumer".into(), generation: 1, protocol: Some("range".into()), leader: Some("m".into()), current_state_timestamp: 3, members: vec![member], version: 3 })).unwrap();
+            let member = MemberMetadata {
+                member_id: "m".into(),
+                group_instance_id: None,
+                client_id: "c".into(),
+                client_host: "h".into(),
+                rebalance_timeout: 1,
+                session_timeout: 1,
+                subscription: vec![0, 1],
+                assignment: vec![],
+            };
+            let gkey = encode_key(&Key::GroupMetadata(GroupMetadataKey {
+                group: format!("g{i}"),
+            }));
+            let gval = encode_value(&Value::GroupMetadata(GroupMetadataValue {
+                protocol_type: "consumer".into(),
+                generation: 1,
+                protocol: Some("range".into()),
+                leader: Some("m".into()),
+                current_state_timestamp: 3,
+                members: vec![member],
+                version: 3,
+            }))
+            .unwrap();
             recs.push((gkey.clone(), Some(gval)));
             recs.push((gkey, None));
-            let refs: Vec<(Option<&[u8]>, Option<&[u8]>)> = recs.iter().map(|(k, v)| (Some(k.as_slice()), v.as_deref())).collect();
-            let header = BatchHeader { compression: c, ..BatchHeader::plain(offset, 1000) };
+            let refs: Vec<(Option<&[u8]>, Option<&[u8]>)> = recs
+                .iter()
+                .map(|(k, v)| (Some(k.as_slice()), v.as_deref()))
+                .collect();
+            let header = BatchHeader {
+                compression: c,
+                ..BatchHeader::plain(offset, 1000)
+            };
             offset += refs.len() as i64;
             log.extend(write_batch(&header, &refs).unwrap());
         }
-        let header = BatchHeader { producer_id: 9, producer_epoch: 0, ..BatchHeader::plain(offset, 1000) };
-        log.extend(write_control_batch(&header, ControlMarker { commit: false, coordinator_epoch: 1 }).unwrap());
+        let header = BatchHeader {
+            producer_id: 9,
+            producer_epoch: 0,
+            ..BatchHeader::plain(offset, 1000)
+        };
+        log.extend(
+            write_control_batch(
+                &header,
+                ControlMarker {
+                    commit: false,
+                    coordinator_epoch: 1,
+                },
+            )
+            .unwrap(),
+        );
         log
     }
 
@@ -177,17 +254,34 @@ mod tests {
             let decoded = decode_log(&data, 100, 0);
             if let Some(err) = &decoded.error {
                 let pos = err.position().expect("decode errors carry a position");
-                assert!((100..=100 + data.len()).contains(&pos), "round {round}: position {pos} outside the input");
+                assert!(
+                    (100..=100 + data.len()).contains(&pos),
+                    "round {round}: position {pos} outside the input"
+                );
             }
             assert!(decoded.valid_bytes <= data.len());
-            assert!(decode_log(&data[..decoded.valid_bytes], 100, 0).error.is_none(), "round {round}: the valid prefix must decode cleanly");
+            assert!(
+                decode_log(&data[..decoded.valid_bytes], 100, 0)
+                    .error
+                    .is_none(),
+                "round {round}: the valid prefix must decode cleanly"
+            );
             let (batch, walk) = crate::codec::arrow::decode_arrow(&data, 100, 0);
-            assert_eq!(walk.valid_bytes, decoded.valid_bytes, "round {round}: Arrow and records stop at the same batch");
-            assert_eq!(walk.error.map(|e| e.to_string()), decoded.error.map(|e| e.to_string()));
-            assert_eq!(batch.expect("the valid prefix builds").num_rows(), decoded.records.len(), "round {round}");
+            assert_eq!(
+                walk.valid_bytes, decoded.valid_bytes,
+                "round {round}: Arrow and records stop at the same batch"
+            );
+            assert_eq!(
+                walk.error.map(|e| e.to_string()),
+                decoded.error.map(|e| e.to_string())
+            );
+            assert_eq!(
+                batch.expect("the valid prefix builds").num_rows(),
+                decoded.records.len(),
+                "round {round}"
+            );
         }
     }
-
 
     /// offsets-log-format.md §9.6: commit, tombstone, transactional commit, COMMIT marker.
     #[test]
@@ -219,8 +313,17 @@ mod tests {
         assert_eq!(r.len(), 4);
         assert!(r[0].value.is_some() && r[1].value.is_none());
         assert!(r[2].is_transactional && r[2].producer_id == 4000);
-        assert_eq!(r[3].control, Some(Control::Marker(ControlMarker { commit: true, coordinator_epoch: 5 })));
+        assert_eq!(
+            r[3].control,
+            Some(Control::Marker(ControlMarker {
+                commit: true,
+                coordinator_epoch: 5
+            }))
+        );
         assert!(r.iter().all(|x| x.partition == 7));
-        assert_eq!(r.iter().map(|x| x.offset).collect::<Vec<_>>(), vec![0, 1, 2, 3]);
+        assert_eq!(
+            r.iter().map(|x| x.offset).collect::<Vec<_>>(),
+            vec![0, 1, 2, 3]
+        );
     }
 }

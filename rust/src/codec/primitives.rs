@@ -198,10 +198,11 @@ impl<'a> Reader<'a> {
     /// Non-nullable bytes, borrowed.
     pub fn byte_slice(&mut self, compact: bool) -> Result<&'a [u8]> {
         let start = self.position();
-        self.nullable_byte_slice(compact)?.ok_or_else(|| Error::Corrupt {
-            position: start,
-            reason: "null in non-nullable bytes".into(),
-        })
+        self.nullable_byte_slice(compact)?
+            .ok_or_else(|| Error::Corrupt {
+                position: start,
+                reason: "null in non-nullable bytes".into(),
+            })
     }
 
     /// `bytes` (int32 length) or compact bytes, nullable.
@@ -225,11 +226,15 @@ impl<'a> Reader<'a> {
         if n == -1 {
             return Ok(None);
         }
-        let too_many = n < 0 || (n as u64).saturating_mul(min_element_size.max(1) as u64) > self.remaining() as u64;
+        let too_many = n < 0
+            || (n as u64).saturating_mul(min_element_size.max(1) as u64) > self.remaining() as u64;
         if too_many {
             return Err(Error::Corrupt {
                 position: start,
-                reason: format!("array count {n} does not fit the {} bytes left", self.remaining()),
+                reason: format!(
+                    "array count {n} does not fit the {} bytes left",
+                    self.remaining()
+                ),
             });
         }
         Ok(Some(n as usize))
@@ -238,10 +243,11 @@ impl<'a> Reader<'a> {
     /// A non-nullable array count.
     pub fn array(&mut self, compact: bool, min_element_size: usize) -> Result<usize> {
         let start = self.position();
-        self.array_len(compact, min_element_size)?.ok_or_else(|| Error::Corrupt {
-            position: start,
-            reason: "null in a non-nullable array".into(),
-        })
+        self.array_len(compact, min_element_size)?
+            .ok_or_else(|| Error::Corrupt {
+                position: start,
+                reason: "null in a non-nullable array".into(),
+            })
     }
 
     /// Skips a tagged-field section (fields this codec does not know).
@@ -377,7 +383,12 @@ mod tests {
 
     #[test]
     fn zigzag_vectors() {
-        for (v, bytes) in [(-1i32, vec![0x01]), (0, vec![0x00]), (1, vec![0x02]), (70, vec![0x8c, 0x01])] {
+        for (v, bytes) in [
+            (-1i32, vec![0x01]),
+            (0, vec![0x00]),
+            (1, vec![0x02]),
+            (70, vec![0x8c, 0x01]),
+        ] {
             let mut out = Vec::new();
             out.put_varint(v);
             assert_eq!(out, bytes, "encode {v}");
@@ -398,7 +409,10 @@ mod tests {
     #[test]
     fn overlong_varints_are_errors() {
         let six = [0x80u8, 0x80, 0x80, 0x80, 0x80, 0x01];
-        assert!(matches!(Reader::new(&six, 7).uvarint(), Err(Error::Corrupt { position: 7, .. })));
+        assert!(matches!(
+            Reader::new(&six, 7).uvarint(),
+            Err(Error::Corrupt { position: 7, .. })
+        ));
         let eleven = [0x80u8; 11];
         assert!(Reader::new(&eleven, 0).varlong().is_err());
     }
@@ -424,15 +438,26 @@ mod tests {
     fn truncation_and_bad_lengths_name_positions() {
         let mut r = Reader::new(&[0x00, 0x05, b'a'], 100);
         match r.string(false) {
-            Err(Error::Truncated { position, needed, available, .. }) => {
+            Err(Error::Truncated {
+                position,
+                needed,
+                available,
+                ..
+            }) => {
                 assert_eq!((position, needed, available), (102, 5, 1));
             }
             other => panic!("{other:?}"),
         }
         let mut r = Reader::new(&[0xff, 0xfe], 10);
-        assert!(matches!(r.string(false), Err(Error::Corrupt { position: 12, .. })));
+        assert!(matches!(
+            r.string(false),
+            Err(Error::Corrupt { position: 12, .. })
+        ));
         let mut r = Reader::new(&[0x7f, 0xff, 0xff, 0xff], 0);
-        assert!(r.array(false, 1).is_err(), "a count that cannot fit is refused before allocating");
+        assert!(
+            r.array(false, 1).is_err(),
+            "a count that cannot fit is refused before allocating"
+        );
         let mut r = Reader::new(&[0x00, 0x02, 0xff, 0xfe], 0);
         assert!(r.string(false).is_err(), "invalid UTF-8");
     }

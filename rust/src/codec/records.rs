@@ -38,7 +38,10 @@ pub struct GroupMetadataKey {
 }
 
 /// A key of a record type this codec does not decode.
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, module = "groupcoord._native"))]
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, eq, hash, from_py_object, module = "groupcoord._native")
+)]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OpaqueKey {
     pub record_type: i16,
@@ -82,7 +85,10 @@ pub struct GroupMetadataValue {
 }
 
 /// A value of a record type, or a value version, this codec does not decode.
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, module = "groupcoord._native"))]
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, eq, hash, from_py_object, module = "groupcoord._native")
+)]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OpaqueValue {
     pub record_type: i16,
@@ -91,7 +97,17 @@ pub struct OpaqueValue {
 }
 
 /// Key of a new-coordinator (KIP-848) consumer-group record, types 3 to 8 and 16.
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, get_all, from_py_object, module = "groupcoord._native"))]
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(
+        frozen,
+        eq,
+        hash,
+        get_all,
+        from_py_object,
+        module = "groupcoord._native"
+    )
+)]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ConsumerGroupKey {
     pub record_type: i16,
@@ -102,7 +118,10 @@ pub struct ConsumerGroupKey {
 
 /// Value of a new-coordinator consumer-group record, decoded by its declared schema
 /// ([`consumer_group`]).
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, module = "groupcoord._native"))]
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, eq, hash, from_py_object, module = "groupcoord._native")
+)]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ConsumerGroupValue {
     pub record_type: i16,
@@ -223,16 +242,29 @@ const GROUP_METADATA_VALUE_MAX: i16 = 4;
 const FIRST_FLEXIBLE: i16 = 4;
 
 fn fields<F: Copy>(layout: &'static [(F, Versions)], version: i16) -> impl Iterator<Item = F> {
-    layout.iter().filter(move |(_, v)| v.contains(version)).map(|(field, _)| *field)
+    layout
+        .iter()
+        .filter(move |(_, v)| v.contains(version))
+        .map(|(field, _)| *field)
 }
 
 /// A decoded record key, its strings borrowed from the log buffer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum KeyRef<'a> {
-    OffsetCommit { record_type: i16, group: &'a str, topic: &'a str, partition: i32 },
-    GroupMetadata { group: &'a str },
+    OffsetCommit {
+        record_type: i16,
+        group: &'a str,
+        topic: &'a str,
+        partition: i32,
+    },
+    GroupMetadata {
+        group: &'a str,
+    },
     ConsumerGroup(ConsumerGroupKey),
-    Opaque { record_type: i16, data: &'a [u8] },
+    Opaque {
+        record_type: i16,
+        data: &'a [u8],
+    },
 }
 
 /// What a key says about how to decode its value.
@@ -269,15 +301,25 @@ impl KeyRef<'_> {
 
     pub fn to_owned(&self) -> Key {
         match self {
-            KeyRef::OffsetCommit { record_type, group, topic, partition } => Key::OffsetCommit(OffsetCommitKey {
+            KeyRef::OffsetCommit {
+                record_type,
+                group,
+                topic,
+                partition,
+            } => Key::OffsetCommit(OffsetCommitKey {
                 group: (*group).to_owned(),
                 topic: (*topic).to_owned(),
                 partition: *partition,
                 record_type: *record_type,
             }),
-            KeyRef::GroupMetadata { group } => Key::GroupMetadata(GroupMetadataKey { group: (*group).to_owned() }),
+            KeyRef::GroupMetadata { group } => Key::GroupMetadata(GroupMetadataKey {
+                group: (*group).to_owned(),
+            }),
             KeyRef::ConsumerGroup(k) => Key::ConsumerGroup(k.clone()),
-            KeyRef::Opaque { record_type, data } => Key::Opaque(OpaqueKey { record_type: *record_type, data: data.to_vec() }),
+            KeyRef::Opaque { record_type, data } => Key::Opaque(OpaqueKey {
+                record_type: *record_type,
+                data: data.to_vec(),
+            }),
         }
     }
 }
@@ -335,7 +377,11 @@ pub enum ValueRef<'a> {
     OffsetCommit(OffsetCommitValueRef<'a>),
     GroupMetadata(GroupMetadataValueRef<'a>),
     ConsumerGroup(ConsumerGroupValue),
-    Opaque { record_type: i16, version: i16, data: &'a [u8] },
+    Opaque {
+        record_type: i16,
+        version: i16,
+        data: &'a [u8],
+    },
 }
 
 impl ValueRef<'_> {
@@ -368,7 +414,15 @@ impl ValueRef<'_> {
                 version: v.version,
             }),
             ValueRef::ConsumerGroup(v) => Value::ConsumerGroup(v.clone()),
-            ValueRef::Opaque { record_type, version, data } => Value::Opaque(OpaqueValue { record_type: *record_type, version: *version, data: data.to_vec() }),
+            ValueRef::Opaque {
+                record_type,
+                version,
+                data,
+            } => Value::Opaque(OpaqueValue {
+                record_type: *record_type,
+                version: *version,
+                data: data.to_vec(),
+            }),
         }
     }
 }
@@ -398,8 +452,15 @@ pub fn decode_key_ref(data: &[u8], position: usize) -> Result<KeyRef<'_>> {
     let mut r = Reader::new(data, position);
     let record_type = r.i16()?;
     let key = match record_type {
-        0 | 1 => KeyRef::OffsetCommit { group: r.str(false)?, topic: r.str(false)?, partition: r.i32()?, record_type },
-        2 => KeyRef::GroupMetadata { group: r.str(false)? },
+        0 | 1 => KeyRef::OffsetCommit {
+            group: r.str(false)?,
+            topic: r.str(false)?,
+            partition: r.i32()?,
+            record_type,
+        },
+        2 => KeyRef::GroupMetadata {
+            group: r.str(false)?,
+        },
         t => match consumer_group::key_second_field(t) {
             Some(second) => {
                 let group_id = r.string(false)?;
@@ -411,15 +472,27 @@ pub fn decode_key_ref(data: &[u8], position: usize) -> Result<KeyRef<'_>> {
                 KeyRef::ConsumerGroup(ConsumerGroupKey {
                     record_type: t,
                     group_id,
-                    member_id: if is_member { second_value.clone() } else { None },
+                    member_id: if is_member {
+                        second_value.clone()
+                    } else {
+                        None
+                    },
                     regular_expression: if is_member { None } else { second_value },
                 })
             }
-            None => return Ok(KeyRef::Opaque { record_type, data: r.rest() }),
+            None => {
+                return Ok(KeyRef::Opaque {
+                    record_type,
+                    data: r.rest(),
+                })
+            }
         },
     };
     if !r.is_empty() {
-        return Err(r.corrupt(format!("{} bytes after a type-{record_type} key", r.remaining())));
+        return Err(r.corrupt(format!(
+            "{} bytes after a type-{record_type} key",
+            r.remaining()
+        )));
     }
     Ok(key)
 }
@@ -431,7 +504,11 @@ pub fn decode_value(key: &Key, data: Option<&[u8]>, position: usize) -> Result<O
 
 /// Decodes a record value of the kind its key names, borrowing its strings; `None` input is
 /// a tombstone.
-pub fn decode_value_ref(kind: ValueKind, data: Option<&[u8]>, position: usize) -> Result<Option<ValueRef<'_>>> {
+pub fn decode_value_ref(
+    kind: ValueKind,
+    data: Option<&[u8]>,
+    position: usize,
+) -> Result<Option<ValueRef<'_>>> {
     let Some(data) = data else { return Ok(None) };
     let mut r = Reader::new(data, position);
     let version = r.i16()?;
@@ -442,24 +519,40 @@ pub fn decode_value_ref(kind: ValueKind, data: Option<&[u8]>, position: usize) -
         ValueKind::GroupMetadata if (0..=GROUP_METADATA_VALUE_MAX).contains(&version) => {
             ValueRef::GroupMetadata(decode_group_metadata_value(&mut r, version)?)
         }
-        ValueKind::ConsumerGroup(record_type) if version == 0 => match consumer_group::value_schema(record_type) {
-            Some((schema, fields)) => ValueRef::ConsumerGroup(ConsumerGroupValue {
-                record_type,
-                version,
-                schema,
-                fields: consumer_group::decode_struct(&mut r, fields)?,
-            }),
-            None => ValueRef::Opaque { record_type, version, data: r.rest() },
+        ValueKind::ConsumerGroup(record_type) if version == 0 => {
+            match consumer_group::value_schema(record_type) {
+                Some((schema, fields)) => ValueRef::ConsumerGroup(ConsumerGroupValue {
+                    record_type,
+                    version,
+                    schema,
+                    fields: consumer_group::decode_struct(&mut r, fields)?,
+                }),
+                None => ValueRef::Opaque {
+                    record_type,
+                    version,
+                    data: r.rest(),
+                },
+            }
+        }
+        kind => ValueRef::Opaque {
+            record_type: kind.record_type(),
+            version,
+            data: r.rest(),
         },
-        kind => ValueRef::Opaque { record_type: kind.record_type(), version, data: r.rest() },
     };
     if !r.is_empty() {
-        return Err(r.corrupt(format!("{} bytes after a version-{version} value", r.remaining())));
+        return Err(r.corrupt(format!(
+            "{} bytes after a version-{version} value",
+            r.remaining()
+        )));
     }
     Ok(Some(value))
 }
 
-fn decode_offset_commit_value<'a>(r: &mut Reader<'a>, version: i16) -> Result<OffsetCommitValueRef<'a>> {
+fn decode_offset_commit_value<'a>(
+    r: &mut Reader<'a>,
+    version: i16,
+) -> Result<OffsetCommitValueRef<'a>> {
     let flexible = version >= FIRST_FLEXIBLE;
     let mut v = OffsetCommitValueRef {
         offset: 0,
@@ -484,7 +577,10 @@ fn decode_offset_commit_value<'a>(r: &mut Reader<'a>, version: i16) -> Result<Of
     Ok(v)
 }
 
-fn decode_group_metadata_value<'a>(r: &mut Reader<'a>, version: i16) -> Result<GroupMetadataValueRef<'a>> {
+fn decode_group_metadata_value<'a>(
+    r: &mut Reader<'a>,
+    version: i16,
+) -> Result<GroupMetadataValueRef<'a>> {
     let flexible = version >= FIRST_FLEXIBLE;
     let mut v = GroupMetadataValueRef {
         protocol_type: "",
@@ -602,7 +698,9 @@ pub fn encode_value(value: &Value) -> Result<Vec<u8>> {
                 match field {
                     GroupField::ProtocolType => out.put_string(&v.protocol_type, flexible),
                     GroupField::Generation => out.put_i32(v.generation),
-                    GroupField::Protocol => out.put_nullable_string(v.protocol.as_deref(), flexible),
+                    GroupField::Protocol => {
+                        out.put_nullable_string(v.protocol.as_deref(), flexible)
+                    }
                     GroupField::Leader => out.put_nullable_string(v.leader.as_deref(), flexible),
                     GroupField::CurrentStateTimestamp => out.put_i64(v.current_state_timestamp),
                     GroupField::Members => {
@@ -620,7 +718,12 @@ pub fn encode_value(value: &Value) -> Result<Vec<u8>> {
         Value::ConsumerGroup(v) => {
             let (_, fields) = consumer_group::value_schema(v.record_type)
                 .filter(|_| v.version == 0)
-                .ok_or_else(|| Error::UnsupportedVersion(format!("consumer-group record type {} version {}", v.record_type, v.version)))?;
+                .ok_or_else(|| {
+                    Error::UnsupportedVersion(format!(
+                        "consumer-group record type {} version {}",
+                        v.record_type, v.version
+                    ))
+                })?;
             out.put_i16(0);
             consumer_group::encode_struct(&mut out, fields, &v.fields)?;
         }
@@ -637,7 +740,9 @@ fn encode_member(out: &mut Vec<u8>, m: &MemberMetadata, version: i16) {
     for field in fields(&MEMBER_METADATA, version) {
         match field {
             MemberField::MemberId => out.put_string(&m.member_id, flexible),
-            MemberField::GroupInstanceId => out.put_nullable_string(m.group_instance_id.as_deref(), flexible),
+            MemberField::GroupInstanceId => {
+                out.put_nullable_string(m.group_instance_id.as_deref(), flexible)
+            }
             MemberField::ClientId => out.put_string(&m.client_id, flexible),
             MemberField::ClientHost => out.put_string(&m.client_host, flexible),
             MemberField::RebalanceTimeout => out.put_i32(m.rebalance_timeout),
@@ -655,12 +760,17 @@ fn check_version(schema: &str, version: i16, max: i16) -> Result<()> {
     if (0..=max).contains(&version) {
         Ok(())
     } else {
-        Err(Error::UnsupportedVersion(format!("{schema} version {version} (known: 0 to {max})")))
+        Err(Error::UnsupportedVersion(format!(
+            "{schema} version {version} (known: 0 to {max})"
+        )))
     }
 }
 
 /// The consumer protocol's subscription (`ConsumerProtocolSubscription`, versions 0 to 3).
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, module = "groupcoord._native"))]
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, eq, hash, from_py_object, module = "groupcoord._native")
+)]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ConsumerProtocolSubscription {
     pub version: i16,
@@ -672,7 +782,10 @@ pub struct ConsumerProtocolSubscription {
 }
 
 /// The consumer protocol's assignment (`ConsumerProtocolAssignment`, versions 0 to 3).
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, hash, from_py_object, module = "groupcoord._native"))]
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(frozen, eq, hash, from_py_object, module = "groupcoord._native")
+)]
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ConsumerProtocolAssignment {
     pub version: i16,
@@ -719,10 +832,25 @@ pub fn decode_subscription(data: &[u8], position: usize) -> Result<ConsumerProto
         topics.push(r.string(false)?);
     }
     let user_data = r.nullable_bytes(false)?;
-    let owned_partitions = if version >= 1 { decode_topic_partitions(&mut r)? } else { Vec::new() };
+    let owned_partitions = if version >= 1 {
+        decode_topic_partitions(&mut r)?
+    } else {
+        Vec::new()
+    };
     let generation_id = if version >= 2 { r.i32()? } else { -1 };
-    let rack_id = if version >= 3 { r.nullable_string(false)? } else { None };
-    Ok(ConsumerProtocolSubscription { version, topics, user_data, owned_partitions, generation_id, rack_id })
+    let rack_id = if version >= 3 {
+        r.nullable_string(false)?
+    } else {
+        None
+    };
+    Ok(ConsumerProtocolSubscription {
+        version,
+        topics,
+        user_data,
+        owned_partitions,
+        generation_id,
+        rack_id,
+    })
 }
 
 pub fn encode_subscription(s: &ConsumerProtocolSubscription) -> Result<Vec<u8>> {
@@ -755,7 +883,11 @@ pub fn decode_assignment(data: &[u8], position: usize) -> Result<ConsumerProtoco
     }
     let assigned_partitions = decode_topic_partitions(&mut r)?;
     let user_data = r.nullable_bytes(false)?;
-    Ok(ConsumerProtocolAssignment { version, assigned_partitions, user_data })
+    Ok(ConsumerProtocolAssignment {
+        version,
+        assigned_partitions,
+        user_data,
+    })
 }
 
 pub fn encode_assignment(a: &ConsumerProtocolAssignment) -> Result<Vec<u8>> {
@@ -769,24 +901,56 @@ pub fn encode_assignment(a: &ConsumerProtocolAssignment) -> Result<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
-    use crate::testing::hex;
     use super::*;
-
+    use crate::testing::hex;
 
     const GROUP: &str = "kafkesc-devcluster-group-id";
 
     /// offsets-log-format.md §9.4: real captures.
     #[test]
     fn offset_commit_capture() {
-        let key = decode_key(&hex("0001001b6b61666b6573632d646576636c75737465722d67726f75702d6964000374303100000000"), 0).unwrap();
-        assert_eq!(key, Key::OffsetCommit(OffsetCommitKey { group: GROUP.into(), topic: "t01".into(), partition: 0, record_type: 1 }));
-        let value = decode_value(&key, Some(&hex("0003000000000000006affffffff00000000018579eff58c")), 0).unwrap().unwrap();
+        let key = decode_key(
+            &hex(
+                "0001001b6b61666b6573632d646576636c75737465722d67726f75702d6964000374303100000000",
+            ),
+            0,
+        )
+        .unwrap();
+        assert_eq!(
+            key,
+            Key::OffsetCommit(OffsetCommitKey {
+                group: GROUP.into(),
+                topic: "t01".into(),
+                partition: 0,
+                record_type: 1
+            })
+        );
+        let value = decode_value(
+            &key,
+            Some(&hex("0003000000000000006affffffff00000000018579eff58c")),
+            0,
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(
             value,
-            Value::OffsetCommit(OffsetCommitValue { offset: 106, metadata: String::new(), commit_timestamp: 1_672_788_047_244, leader_epoch: -1, expire_timestamp: -1, version: 3 })
+            Value::OffsetCommit(OffsetCommitValue {
+                offset: 106,
+                metadata: String::new(),
+                commit_timestamp: 1_672_788_047_244,
+                leader_epoch: -1,
+                expire_timestamp: -1,
+                version: 3
+            })
         );
-        assert_eq!(encode_value(&value).unwrap(), hex("0003000000000000006affffffff00000000018579eff58c"));
-        assert_eq!(encode_key(&key), hex("0001001b6b61666b6573632d646576636c75737465722d67726f75702d6964000374303100000000"));
+        assert_eq!(
+            encode_value(&value).unwrap(),
+            hex("0003000000000000006affffffff00000000018579eff58c")
+        );
+        assert_eq!(
+            encode_key(&key),
+            hex("0001001b6b61666b6573632d646576636c75737465722d67726f75702d6964000374303100000000")
+        );
         assert_eq!(decode_value(&key, None, 0).unwrap(), None, "tombstone");
     }
 
@@ -799,19 +963,55 @@ mod tests {
             ff000772646b61666b61000b2f3137322e31382e302e31000493e00000afc800\
             000013000100000001000374303100000000000000000000001f000000000001\
             00037430310000000300000000000000010000000200000000";
-        let key = decode_key(&hex("0002001b6b61666b6573632d646576636c75737465722d67726f75702d6964"), 0).unwrap();
-        assert_eq!(key, Key::GroupMetadata(GroupMetadataKey { group: GROUP.into() }));
-        let Some(Value::GroupMetadata(v)) = decode_value(&key, Some(&hex(value_hex)), 0).unwrap() else { panic!() };
-        assert_eq!((v.protocol_type.as_str(), v.generation, v.protocol.as_deref(), v.current_state_timestamp), ("consumer", 7, Some("range"), 1_672_870_956_437));
+        let key = decode_key(
+            &hex("0002001b6b61666b6573632d646576636c75737465722d67726f75702d6964"),
+            0,
+        )
+        .unwrap();
+        assert_eq!(
+            key,
+            Key::GroupMetadata(GroupMetadataKey {
+                group: GROUP.into()
+            })
+        );
+        let Some(Value::GroupMetadata(v)) = decode_value(&key, Some(&hex(value_hex)), 0).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (
+                v.protocol_type.as_str(),
+                v.generation,
+                v.protocol.as_deref(),
+                v.current_state_timestamp
+            ),
+            ("consumer", 7, Some("range"), 1_672_870_956_437)
+        );
         let m = &v.members[0];
         assert_eq!(Some(m.member_id.as_str()), v.leader.as_deref());
-        assert_eq!((m.group_instance_id.as_deref(), m.client_id.as_str(), m.client_host.as_str()), (None, "rdkafka", "/172.18.0.1"));
+        assert_eq!(
+            (
+                m.group_instance_id.as_deref(),
+                m.client_id.as_str(),
+                m.client_host.as_str()
+            ),
+            (None, "rdkafka", "/172.18.0.1")
+        );
         assert_eq!((m.rebalance_timeout, m.session_timeout), (300_000, 45_000));
         let sub = decode_subscription(&m.subscription, 0).unwrap();
-        assert_eq!((sub.version, sub.topics.clone(), sub.owned_partitions.len()), (1, vec!["t01".to_owned()], 0));
+        assert_eq!(
+            (sub.version, sub.topics.clone(), sub.owned_partitions.len()),
+            (1, vec!["t01".to_owned()], 0)
+        );
         let asg = decode_assignment(&m.assignment, 0).unwrap();
-        assert_eq!(asg.assigned_partitions, vec![("t01".to_owned(), vec![0, 1, 2])]);
-        assert_eq!(encode_value(&Value::GroupMetadata(v.clone())).unwrap(), hex(value_hex));
+        assert_eq!(
+            asg.assigned_partitions,
+            vec![("t01".to_owned(), vec![0, 1, 2])]
+        );
+        assert_eq!(
+            encode_value(&Value::GroupMetadata(v.clone())).unwrap(),
+            hex(value_hex)
+        );
         assert_eq!(encode_subscription(&sub).unwrap(), m.subscription);
         assert_eq!(encode_assignment(&asg).unwrap(), m.assignment);
     }
@@ -819,14 +1019,52 @@ mod tests {
     /// §9.5 (Burrow, older versions) and §9.6 (constructed v1 and v4).
     #[test]
     fn older_and_flexible_versions() {
-        let key = Key::OffsetCommit(OffsetCommitKey { group: "g".into(), topic: "t".into(), partition: 0, record_type: 1 });
+        let key = Key::OffsetCommit(OffsetCommitKey {
+            group: "g".into(),
+            topic: "t".into(),
+            partition: 0,
+            record_type: 1,
+        });
         for (hex_value, expected) in [
-            ("0000 00000000000020b4 0008 7465737464617461 0000000000000665", OffsetCommitValue { offset: 8372, metadata: "testdata".into(), commit_timestamp: 1637, leader_epoch: -1, expire_timestamp: -1, version: 0 }),
-            ("0001 0000000000000064 0008 6d65746164617461 00000000000004d2 ffffffffffffffff", OffsetCommitValue { offset: 100, metadata: "metadata".into(), commit_timestamp: 1234, leader_epoch: -1, expire_timestamp: -1, version: 1 }),
-            ("0004 0000000000000064 0000000a 09 6d65746164617461 00000000000004d2 00", OffsetCommitValue { offset: 100, metadata: "metadata".into(), commit_timestamp: 1234, leader_epoch: 10, expire_timestamp: -1, version: 4 }),
+            (
+                "0000 00000000000020b4 0008 7465737464617461 0000000000000665",
+                OffsetCommitValue {
+                    offset: 8372,
+                    metadata: "testdata".into(),
+                    commit_timestamp: 1637,
+                    leader_epoch: -1,
+                    expire_timestamp: -1,
+                    version: 0,
+                },
+            ),
+            (
+                "0001 0000000000000064 0008 6d65746164617461 00000000000004d2 ffffffffffffffff",
+                OffsetCommitValue {
+                    offset: 100,
+                    metadata: "metadata".into(),
+                    commit_timestamp: 1234,
+                    leader_epoch: -1,
+                    expire_timestamp: -1,
+                    version: 1,
+                },
+            ),
+            (
+                "0004 0000000000000064 0000000a 09 6d65746164617461 00000000000004d2 00",
+                OffsetCommitValue {
+                    offset: 100,
+                    metadata: "metadata".into(),
+                    commit_timestamp: 1234,
+                    leader_epoch: 10,
+                    expire_timestamp: -1,
+                    version: 4,
+                },
+            ),
         ] {
             let value = Value::OffsetCommit(expected);
-            assert_eq!(decode_value(&key, Some(&hex(hex_value)), 0).unwrap(), Some(value.clone()));
+            assert_eq!(
+                decode_value(&key, Some(&hex(hex_value)), 0).unwrap(),
+                Some(value.clone())
+            );
             assert_eq!(encode_value(&value).unwrap(), hex(hex_value));
         }
         let gkey = Key::GroupMetadata(GroupMetadataKey { group: "g".into() });
@@ -837,9 +1075,24 @@ mod tests {
              0008000000000000001a0000000000010006746f70696331000000010000000b\
              00000000",
         );
-        let Some(Value::GroupMetadata(g)) = decode_value(&gkey, Some(&v1), 0).unwrap() else { panic!() };
-        assert_eq!((g.version, g.generation, g.members[0].rebalance_timeout, g.members[0].session_timeout), (1, 1, 4, 8));
-        assert_eq!(decode_assignment(&g.members[0].assignment, 0).unwrap().assigned_partitions, vec![("topic1".to_owned(), vec![11])]);
+        let Some(Value::GroupMetadata(g)) = decode_value(&gkey, Some(&v1), 0).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (
+                g.version,
+                g.generation,
+                g.members[0].rebalance_timeout,
+                g.members[0].session_timeout
+            ),
+            (1, 1, 4, 8)
+        );
+        assert_eq!(
+            decode_assignment(&g.members[0].assignment, 0)
+                .unwrap()
+                .assigned_partitions,
+            vec![("topic1".to_owned(), vec![11])]
+        );
         assert_eq!(encode_value(&Value::GroupMetadata(g)).unwrap(), v1);
     }
 
@@ -873,7 +1126,10 @@ mod tests {
                 version,
             });
             let key = Key::GroupMetadata(GroupMetadataKey { group: "g".into() });
-            assert_eq!(decode_value(&key, Some(&encode_value(&g).unwrap()), 0).unwrap(), Some(g));
+            assert_eq!(
+                decode_value(&key, Some(&encode_value(&g).unwrap()), 0).unwrap(),
+                Some(g)
+            );
             let o = Value::OffsetCommit(OffsetCommitValue {
                 offset: 5,
                 metadata: "m".into(),
@@ -882,8 +1138,16 @@ mod tests {
                 expire_timestamp: if version == 1 { 99 } else { -1 },
                 version,
             });
-            let key = Key::OffsetCommit(OffsetCommitKey { group: "g".into(), topic: "t".into(), partition: 1, record_type: 1 });
-            assert_eq!(decode_value(&key, Some(&encode_value(&o).unwrap()), 0).unwrap(), Some(o));
+            let key = Key::OffsetCommit(OffsetCommitKey {
+                group: "g".into(),
+                topic: "t".into(),
+                partition: 1,
+                record_type: 1,
+            });
+            assert_eq!(
+                decode_value(&key, Some(&encode_value(&o).unwrap()), 0).unwrap(),
+                Some(o)
+            );
         }
     }
 
@@ -891,41 +1155,109 @@ mod tests {
     fn consumer_group_records_decode() {
         // offsets-log-format.md §9.6: type 3 key "group", value v0 epoch 10.
         let key = decode_key(&hex("0003 0005 67726f7570"), 0).unwrap();
-        assert_eq!(key, Key::ConsumerGroup(ConsumerGroupKey { record_type: 3, group_id: "group".into(), member_id: None, regular_expression: None }));
-        let Some(Value::ConsumerGroup(v)) = decode_value(&key, Some(&hex("0000 0000000a 00")), 0).unwrap() else { panic!() };
+        assert_eq!(
+            key,
+            Key::ConsumerGroup(ConsumerGroupKey {
+                record_type: 3,
+                group_id: "group".into(),
+                member_id: None,
+                regular_expression: None
+            })
+        );
+        let Some(Value::ConsumerGroup(v)) =
+            decode_value(&key, Some(&hex("0000 0000000a 00")), 0).unwrap()
+        else {
+            panic!()
+        };
         assert_eq!(v.schema, "ConsumerGroupMetadataValue");
-        assert_eq!(encode_value(&Value::ConsumerGroup(v)).unwrap(), hex("0000 0000000a 00"));
+        assert_eq!(
+            encode_value(&Value::ConsumerGroup(v)).unwrap(),
+            hex("0000 0000000a 00")
+        );
         let member_key = hex("0005 0001 67 0002 6d31");
         let key = decode_key(&member_key, 0).unwrap();
-        assert_eq!(key, Key::ConsumerGroup(ConsumerGroupKey { record_type: 5, group_id: "g".into(), member_id: Some("m1".into()), regular_expression: None }));
+        assert_eq!(
+            key,
+            Key::ConsumerGroup(ConsumerGroupKey {
+                record_type: 5,
+                group_id: "g".into(),
+                member_id: Some("m1".into()),
+                regular_expression: None
+            })
+        );
         assert_eq!(encode_key(&key), member_key);
         let regex_key = decode_key(&hex("0010 0001 67 0002 612a"), 0).unwrap();
-        assert!(matches!(regex_key, Key::ConsumerGroup(ConsumerGroupKey { regular_expression: Some(ref r), .. }) if r == "a*"));
+        assert!(
+            matches!(regex_key, Key::ConsumerGroup(ConsumerGroupKey { regular_expression: Some(ref r), .. }) if r == "a*")
+        );
     }
 
     #[test]
     fn unknown_types_and_versions_are_opaque() {
         let key = decode_key(&hex("0009 0005 67726f7570"), 0).unwrap();
-        assert_eq!(key, Key::Opaque(OpaqueKey { record_type: 9, data: hex("000567726f7570") }));
+        assert_eq!(
+            key,
+            Key::Opaque(OpaqueKey {
+                record_type: 9,
+                data: hex("000567726f7570")
+            })
+        );
         let value = decode_value(&key, Some(&hex("0000 0000000a 00")), 0).unwrap();
-        assert_eq!(value, Some(Value::Opaque(OpaqueValue { record_type: 9, version: 0, data: hex("0000000a00") })));
-        let okey = Key::OffsetCommit(OffsetCommitKey { group: "g".into(), topic: "t".into(), partition: 1, record_type: 1 });
-        assert!(matches!(decode_value(&okey, Some(&hex("0009 01")), 0).unwrap(), Some(Value::Opaque(_))));
-        assert!(encode_value(&Value::OffsetCommit(OffsetCommitValue { offset: 0, metadata: String::new(), commit_timestamp: 0, leader_epoch: -1, expire_timestamp: -1, version: 5 })).is_err());
+        assert_eq!(
+            value,
+            Some(Value::Opaque(OpaqueValue {
+                record_type: 9,
+                version: 0,
+                data: hex("0000000a00")
+            }))
+        );
+        let okey = Key::OffsetCommit(OffsetCommitKey {
+            group: "g".into(),
+            topic: "t".into(),
+            partition: 1,
+            record_type: 1,
+        });
+        assert!(matches!(
+            decode_value(&okey, Some(&hex("0009 01")), 0).unwrap(),
+            Some(Value::Opaque(_))
+        ));
+        assert!(encode_value(&Value::OffsetCommit(OffsetCommitValue {
+            offset: 0,
+            metadata: String::new(),
+            commit_timestamp: 0,
+            leader_epoch: -1,
+            expire_timestamp: -1,
+            version: 5
+        }))
+        .is_err());
     }
 
     #[test]
     fn flexible_values_skip_unknown_tags() {
         // v4 OffsetCommitValue with one unknown tagged field (tag 7, 2 bytes).
-        let data = hex("0004 0000000000000064 0000000a 09 6d65746164617461 00000000000004d2 01 07 02 abcd");
-        let key = Key::OffsetCommit(OffsetCommitKey { group: "g".into(), topic: "t".into(), partition: 1, record_type: 1 });
-        let Some(Value::OffsetCommit(v)) = decode_value(&key, Some(&data), 0).unwrap() else { panic!() };
+        let data = hex(
+            "0004 0000000000000064 0000000a 09 6d65746164617461 00000000000004d2 01 07 02 abcd",
+        );
+        let key = Key::OffsetCommit(OffsetCommitKey {
+            group: "g".into(),
+            topic: "t".into(),
+            partition: 1,
+            record_type: 1,
+        });
+        let Some(Value::OffsetCommit(v)) = decode_value(&key, Some(&data), 0).unwrap() else {
+            panic!()
+        };
         assert_eq!((v.offset, v.leader_epoch), (100, 10));
     }
 
     #[test]
     fn truncated_values_name_the_position() {
-        let key = Key::OffsetCommit(OffsetCommitKey { group: "g".into(), topic: "t".into(), partition: 1, record_type: 1 });
+        let key = Key::OffsetCommit(OffsetCommitKey {
+            group: "g".into(),
+            topic: "t".into(),
+            partition: 1,
+            record_type: 1,
+        });
         let data = hex("0003000000000000006affffffff00000000018579eff58c");
         for cut in 0..data.len() {
             let err = decode_value(&key, Some(&data[..cut]), 500).unwrap_err();

@@ -17,14 +17,14 @@ use std::collections::HashMap;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use crate::codec::batch::{self, Batch, BatchHeader, ControlMarker, RecordToWrite};
-use crate::codec::compression::Compression;
 use crate::codec::batch::{BatchInfo, LogReader, ReaderState, RecordRef, Records, CHUNK_BYTES};
-use crate::codec::log::{decode_payload, Payload};
+use crate::codec::compression::Compression;
 use crate::codec::consumer_group::{self, Datum};
+use crate::codec::log::{decode_payload, Payload};
 use crate::codec::records::{
-    self, ConsumerGroupKey, ConsumerGroupValue, ConsumerProtocolAssignment, ConsumerProtocolSubscription,
-    GroupMetadataKey, GroupMetadataValue, Key, KeyRef, MemberMetadata, OffsetCommitKey, OffsetCommitValue, OpaqueKey,
-    OpaqueValue, Value, ValueRef,
+    self, ConsumerGroupKey, ConsumerGroupValue, ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription, GroupMetadataKey, GroupMetadataValue, Key, KeyRef,
+    MemberMetadata, OffsetCommitKey, OffsetCommitValue, OpaqueKey, OpaqueValue, Value, ValueRef,
 };
 use crate::error::Error;
 
@@ -40,7 +40,13 @@ impl Input<'_> {
             return Ok(Input::Borrowed(bytes.clone()));
         }
         let buffer = PyBuffer::<u8>::get(obj).map_err(|_| {
-            PyTypeError::new_err(format!("expected bytes, bytearray or memoryview, not {}", obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()))
+            PyTypeError::new_err(format!(
+                "expected bytes, bytearray or memoryview, not {}",
+                obj.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
         })?;
         Ok(Input::Owned(buffer.to_vec(obj.py())?))
     }
@@ -61,11 +67,17 @@ fn opt_bytes<'py>(py: Python<'py>, data: Option<&[u8]>) -> Option<Bound<'py, PyB
     data.map(|d| PyBytes::new(py, d))
 }
 
-fn check_i16_type(record_type: i16, allowed: std::ops::RangeInclusive<i16>, what: &str) -> PyResult<()> {
+fn check_i16_type(
+    record_type: i16,
+    allowed: std::ops::RangeInclusive<i16>,
+    what: &str,
+) -> PyResult<()> {
     if allowed.contains(&record_type) {
         Ok(())
     } else {
-        Err(PyValueError::new_err(format!("{what} record_type must be in {allowed:?}, not {record_type}")))
+        Err(PyValueError::new_err(format!(
+            "{what} record_type must be in {allowed:?}, not {record_type}"
+        )))
     }
 }
 
@@ -156,7 +168,12 @@ fn fields_equal<'py, T: pyo3::PyClass<Frozen = pyo3::pyclass::boolean_struct::Tr
 ) -> PyResult<Py<PyAny>> {
     let py = other.py();
     match other.cast::<T>() {
-        Ok(other) => Ok(PyBool::new(py, fields(this, py)?.eq(fields(other.get(), py)?)?).to_owned().into_any().unbind()),
+        Ok(other) => Ok(
+            PyBool::new(py, fields(this, py)?.eq(fields(other.get(), py)?)?)
+                .to_owned()
+                .into_any()
+                .unbind(),
+        ),
         Err(_) => Ok(py.NotImplemented()),
     }
 }
@@ -180,7 +197,12 @@ impl PyOffsetCommitKey {
     }
 
     fn to_core(&self, py: Python<'_>) -> PyResult<OffsetCommitKey> {
-        Ok(OffsetCommitKey { group: text(py, &self.group)?, topic: text(py, &self.topic)?, partition: self.partition, record_type: self.record_type })
+        Ok(OffsetCommitKey {
+            group: text(py, &self.group)?,
+            topic: text(py, &self.topic)?,
+            partition: self.partition,
+            record_type: self.record_type,
+        })
     }
 }
 
@@ -188,13 +210,29 @@ impl PyOffsetCommitKey {
 impl PyOffsetCommitKey {
     #[new]
     #[pyo3(signature = (group, topic, partition, record_type = 1))]
-    fn py_new(group: Bound<'_, PyString>, topic: Bound<'_, PyString>, partition: i32, record_type: i16) -> PyResult<Self> {
+    fn py_new(
+        group: Bound<'_, PyString>,
+        topic: Bound<'_, PyString>,
+        partition: i32,
+        record_type: i16,
+    ) -> PyResult<Self> {
         check_i16_type(record_type, 0..=1, "OffsetCommitKey")?;
-        Ok(PyOffsetCommitKey { group: checked_str(group)?, topic: checked_str(topic)?, partition, record_type })
+        Ok(PyOffsetCommitKey {
+            group: checked_str(group)?,
+            topic: checked_str(topic)?,
+            partition,
+            record_type,
+        })
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!("OffsetCommitKey(group={:?}, topic={:?}, partition={}, record_type={})", text(py, &self.group)?, text(py, &self.topic)?, self.partition, self.record_type))
+        Ok(format!(
+            "OffsetCommitKey(group={:?}, topic={:?}, partition={}, record_type={})",
+            text(py, &self.group)?,
+            text(py, &self.topic)?,
+            self.partition,
+            self.record_type
+        ))
     }
 
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
@@ -232,7 +270,9 @@ impl PyGroupMetadataKey {
 impl PyGroupMetadataKey {
     #[new]
     fn py_new(group: Bound<'_, PyString>) -> PyResult<Self> {
-        Ok(PyGroupMetadataKey { group: checked_str(group)? })
+        Ok(PyGroupMetadataKey {
+            group: checked_str(group)?,
+        })
     }
 
     #[getter]
@@ -241,7 +281,10 @@ impl PyGroupMetadataKey {
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!("GroupMetadataKey(group={:?})", text(py, &self.group)?))
+        Ok(format!(
+            "GroupMetadataKey(group={:?})",
+            text(py, &self.group)?
+        ))
     }
 
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
@@ -278,7 +321,11 @@ impl OpaqueKey {
     }
 
     fn __repr__(&self) -> String {
-        format!("OpaqueKey(record_type={}, data=<{} bytes>)", self.record_type, self.data.len())
+        format!(
+            "OpaqueKey(record_type={}, data=<{} bytes>)",
+            self.record_type,
+            self.data.len()
+        )
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -308,7 +355,15 @@ pub struct PyOffsetCommitValue {
 
 impl PyOffsetCommitValue {
     fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        (self.offset, &self.metadata, self.commit_timestamp, self.leader_epoch, self.expire_timestamp, self.version).into_pyobject(py)
+        (
+            self.offset,
+            &self.metadata,
+            self.commit_timestamp,
+            self.leader_epoch,
+            self.expire_timestamp,
+            self.version,
+        )
+            .into_pyobject(py)
     }
 
     fn to_core(&self, py: Python<'_>) -> PyResult<OffsetCommitValue> {
@@ -330,12 +385,27 @@ impl PyOffsetCommitValue {
         signature = (offset, metadata = None, commit_timestamp = -1, leader_epoch = -1, expire_timestamp = -1, version = 3),
         text_signature = "(offset, metadata='', commit_timestamp=-1, leader_epoch=-1, expire_timestamp=-1, version=3)"
     )]
-    fn py_new(py: Python<'_>, offset: i64, metadata: Option<Bound<'_, PyString>>, commit_timestamp: i64, leader_epoch: i32, expire_timestamp: i64, version: i16) -> PyResult<Self> {
+    fn py_new(
+        py: Python<'_>,
+        offset: i64,
+        metadata: Option<Bound<'_, PyString>>,
+        commit_timestamp: i64,
+        leader_epoch: i32,
+        expire_timestamp: i64,
+        version: i16,
+    ) -> PyResult<Self> {
         let metadata = match metadata {
             Some(m) => checked_str(m)?,
             None => PyString::intern(py, "").unbind(),
         };
-        Ok(PyOffsetCommitValue { offset, metadata, commit_timestamp, leader_epoch, expire_timestamp, version })
+        Ok(PyOffsetCommitValue {
+            offset,
+            metadata,
+            commit_timestamp,
+            leader_epoch,
+            expire_timestamp,
+            version,
+        })
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -397,10 +467,15 @@ impl PyMemberMetadata {
             py,
             [
                 self.member_id.clone_ref(py).into_any(),
-                self.group_instance_id.as_ref().map_or_else(|| py.None(), |s| s.clone_ref(py).into_any()),
+                self.group_instance_id
+                    .as_ref()
+                    .map_or_else(|| py.None(), |s| s.clone_ref(py).into_any()),
                 self.client_id.clone_ref(py).into_any(),
                 self.client_host.clone_ref(py).into_any(),
-                self.rebalance_timeout.into_pyobject(py)?.into_any().unbind(),
+                self.rebalance_timeout
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind(),
                 self.session_timeout.into_pyobject(py)?.into_any().unbind(),
                 self.subscription.clone_ref(py).into_any(),
                 self.assignment.clone_ref(py).into_any(),
@@ -506,11 +581,24 @@ pub struct PyGroupMetadataValue {
 impl PyGroupMetadataValue {
     fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let members = PyTuple::new(py, &self.members)?;
-        (&self.protocol_type, self.generation, &self.protocol, &self.leader, self.current_state_timestamp, members, self.version).into_pyobject(py)
+        (
+            &self.protocol_type,
+            self.generation,
+            &self.protocol,
+            &self.leader,
+            self.current_state_timestamp,
+            members,
+            self.version,
+        )
+            .into_pyobject(py)
     }
 
     fn to_core(&self, py: Python<'_>) -> PyResult<GroupMetadataValue> {
-        let members = self.members.iter().map(|m| m.get().to_core(py)).collect::<PyResult<_>>()?;
+        let members = self
+            .members
+            .iter()
+            .map(|m| m.get().to_core(py))
+            .collect::<PyResult<_>>()?;
         Ok(GroupMetadataValue {
             protocol_type: text(py, &self.protocol_type)?,
             generation: self.generation,
@@ -545,7 +633,11 @@ impl PyGroupMetadataValue {
             protocol: protocol.map(checked_str).transpose()?,
             leader: leader.map(checked_str).transpose()?,
             current_state_timestamp,
-            members: members.unwrap_or_default().into_iter().map(Bound::unbind).collect(),
+            members: members
+                .unwrap_or_default()
+                .into_iter()
+                .map(Bound::unbind)
+                .collect(),
             version,
         })
     }
@@ -602,13 +694,36 @@ struct RecordObjects {
 impl RecordObjects {
     fn key(&mut self, py: Python<'_>, key: KeyRef<'_>) -> PyResult<Py<PyAny>> {
         Ok(match key {
-            KeyRef::OffsetCommit { record_type, group, topic, partition } => {
-                let key = PyOffsetCommitKey { group: self.names.get(py, NameKind::Group, group), topic: self.names.get(py, NameKind::Topic, topic), partition, record_type };
+            KeyRef::OffsetCommit {
+                record_type,
+                group,
+                topic,
+                partition,
+            } => {
+                let key = PyOffsetCommitKey {
+                    group: self.names.get(py, NameKind::Group, group),
+                    topic: self.names.get(py, NameKind::Topic, topic),
+                    partition,
+                    record_type,
+                };
                 Py::new(py, key)?.into_any()
             }
-            KeyRef::GroupMetadata { group } => Py::new(py, PyGroupMetadataKey { group: self.names.get(py, NameKind::Group, group) })?.into_any(),
+            KeyRef::GroupMetadata { group } => Py::new(
+                py,
+                PyGroupMetadataKey {
+                    group: self.names.get(py, NameKind::Group, group),
+                },
+            )?
+            .into_any(),
             KeyRef::ConsumerGroup(k) => Py::new(py, k)?.into_any(),
-            KeyRef::Opaque { record_type, data } => Py::new(py, OpaqueKey { record_type, data: data.to_vec() })?.into_any(),
+            KeyRef::Opaque { record_type, data } => Py::new(
+                py,
+                OpaqueKey {
+                    record_type,
+                    data: data.to_vec(),
+                },
+            )?
+            .into_any(),
         })
     }
 
@@ -626,23 +741,29 @@ impl RecordObjects {
                 Py::new(py, value)?.into_any()
             }
             ValueRef::GroupMetadata(g) => {
-                let members: Vec<Py<PyMemberMetadata>> = g.members.iter().map(|m| {
-                    let member = PyMemberMetadata {
-                        member_id: new_str(py, m.member_id),
-                        group_instance_id: m.group_instance_id.map(|s| new_str(py, s)),
-                        client_id: self.names.get(py, NameKind::Client, m.client_id),
-                        client_host: self.names.get(py, NameKind::Host, m.client_host),
-                        rebalance_timeout: m.rebalance_timeout,
-                        session_timeout: m.session_timeout,
-                        subscription: PyBytes::new(py, m.subscription).unbind(),
-                        assignment: PyBytes::new(py, m.assignment).unbind(),
-                    };
-                    Py::new(py, member)
-                }).collect::<PyResult<_>>()?;
+                let members: Vec<Py<PyMemberMetadata>> = g
+                    .members
+                    .iter()
+                    .map(|m| {
+                        let member = PyMemberMetadata {
+                            member_id: new_str(py, m.member_id),
+                            group_instance_id: m.group_instance_id.map(|s| new_str(py, s)),
+                            client_id: self.names.get(py, NameKind::Client, m.client_id),
+                            client_host: self.names.get(py, NameKind::Host, m.client_host),
+                            rebalance_timeout: m.rebalance_timeout,
+                            session_timeout: m.session_timeout,
+                            subscription: PyBytes::new(py, m.subscription).unbind(),
+                            assignment: PyBytes::new(py, m.assignment).unbind(),
+                        };
+                        Py::new(py, member)
+                    })
+                    .collect::<PyResult<_>>()?;
                 let value = PyGroupMetadataValue {
                     protocol_type: self.names.get(py, NameKind::Protocol, g.protocol_type),
                     generation: g.generation,
-                    protocol: g.protocol.map(|s| self.names.get(py, NameKind::Protocol, s)),
+                    protocol: g
+                        .protocol
+                        .map(|s| self.names.get(py, NameKind::Protocol, s)),
                     leader: g.leader.map(|s| new_str(py, s)),
                     current_state_timestamp: g.current_state_timestamp,
                     members,
@@ -651,7 +772,19 @@ impl RecordObjects {
                 Py::new(py, value)?.into_any()
             }
             ValueRef::ConsumerGroup(v) => Py::new(py, v)?.into_any(),
-            ValueRef::Opaque { record_type, version, data } => Py::new(py, OpaqueValue { record_type, version, data: data.to_vec() })?.into_any(),
+            ValueRef::Opaque {
+                record_type,
+                version,
+                data,
+            } => Py::new(
+                py,
+                OpaqueValue {
+                    record_type,
+                    version,
+                    data: data.to_vec(),
+                },
+            )?
+            .into_any(),
         })
     }
 }
@@ -660,7 +793,11 @@ impl RecordObjects {
 impl OpaqueValue {
     #[new]
     fn py_new(record_type: i16, version: i16, data: Vec<u8>) -> Self {
-        OpaqueValue { record_type, version, data }
+        OpaqueValue {
+            record_type,
+            version,
+            data,
+        }
     }
 
     #[getter]
@@ -677,7 +814,12 @@ impl OpaqueValue {
     }
 
     fn __repr__(&self) -> String {
-        format!("OpaqueValue(record_type={}, version={}, data=<{} bytes>)", self.record_type, self.version, self.data.len())
+        format!(
+            "OpaqueValue(record_type={}, version={}, data=<{} bytes>)",
+            self.record_type,
+            self.version,
+            self.data.len()
+        )
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -693,19 +835,39 @@ impl OpaqueValue {
 impl ConsumerGroupKey {
     #[new]
     #[pyo3(signature = (record_type, group_id, member_id = None, regular_expression = None))]
-    fn py_new(record_type: i16, group_id: String, member_id: Option<String>, regular_expression: Option<String>) -> PyResult<Self> {
-        let second = consumer_group::key_second_field(record_type)
-            .ok_or_else(|| PyValueError::new_err(format!("record_type {record_type} is not a consumer-group record (3 to 8, 16)")))?;
+    fn py_new(
+        record_type: i16,
+        group_id: String,
+        member_id: Option<String>,
+        regular_expression: Option<String>,
+    ) -> PyResult<Self> {
+        let second = consumer_group::key_second_field(record_type).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "record_type {record_type} is not a consumer-group record (3 to 8, 16)"
+            ))
+        })?;
         let given = match (&member_id, &regular_expression) {
             (Some(_), None) => Some("member_id"),
             (None, Some(_)) => Some("regular_expression"),
             (None, None) => None,
-            (Some(_), Some(_)) => return Err(PyValueError::new_err("a key has a member_id or a regular_expression, not both")),
+            (Some(_), Some(_)) => {
+                return Err(PyValueError::new_err(
+                    "a key has a member_id or a regular_expression, not both",
+                ))
+            }
         };
         if given != second {
-            return Err(PyValueError::new_err(format!("record type {record_type} keys carry {}", second.unwrap_or("only group_id"))));
+            return Err(PyValueError::new_err(format!(
+                "record type {record_type} keys carry {}",
+                second.unwrap_or("only group_id")
+            )));
         }
-        Ok(ConsumerGroupKey { record_type, group_id, member_id, regular_expression })
+        Ok(ConsumerGroupKey {
+            record_type,
+            group_id,
+            member_id,
+            regular_expression,
+        })
     }
 
     fn __repr__(&self) -> String {
@@ -731,7 +893,10 @@ fn uuid_string(bytes: &[u8; 16]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     let mut out = String::with_capacity(22);
     for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |acc, (i, &b)| acc | u32::from(b) << (16 - 8 * i));
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |acc, (i, &b)| acc | u32::from(b) << (16 - 8 * i));
         for i in 0..=chunk.len() {
             out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
         }
@@ -785,7 +950,11 @@ impl ConsumerGroupValue {
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!("ConsumerGroupValue(schema={:?}, fields={})", self.schema, datum_to_py(py, &self.fields)?.bind(py).repr()?))
+        Ok(format!(
+            "ConsumerGroupValue(schema={:?}, fields={})",
+            self.schema,
+            datum_to_py(py, &self.fields)?.bind(py).repr()?
+        ))
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -798,10 +967,19 @@ impl ConsumerGroupValue {
     }
 }
 
-fn topic_partitions<'py>(py: Python<'py>, tps: &[(String, Vec<i32>)]) -> PyResult<Bound<'py, PyList>> {
+fn topic_partitions<'py>(
+    py: Python<'py>,
+    tps: &[(String, Vec<i32>)],
+) -> PyResult<Bound<'py, PyList>> {
     let list = PyList::empty(py);
     for (topic, partitions) in tps {
-        list.append(PyTuple::new(py, [topic.into_pyobject(py)?.into_any(), PyList::new(py, partitions)?.into_any()])?)?;
+        list.append(PyTuple::new(
+            py,
+            [
+                topic.into_pyobject(py)?.into_any(),
+                PyList::new(py, partitions)?.into_any(),
+            ],
+        )?)?;
     }
     Ok(list)
 }
@@ -813,8 +991,22 @@ impl ConsumerProtocolSubscription {
         signature = (topics, user_data = None, owned_partitions = Vec::new(), generation_id = -1, rack_id = None, version = 3),
         text_signature = "(topics, user_data=None, owned_partitions=..., generation_id=-1, rack_id=None, version=3)"
     )]
-    fn py_new(topics: Vec<String>, user_data: Option<Vec<u8>>, owned_partitions: Vec<(String, Vec<i32>)>, generation_id: i32, rack_id: Option<String>, version: i16) -> Self {
-        ConsumerProtocolSubscription { version, topics, user_data, owned_partitions, generation_id, rack_id }
+    fn py_new(
+        topics: Vec<String>,
+        user_data: Option<Vec<u8>>,
+        owned_partitions: Vec<(String, Vec<i32>)>,
+        generation_id: i32,
+        rack_id: Option<String>,
+        version: i16,
+    ) -> Self {
+        ConsumerProtocolSubscription {
+            version,
+            topics,
+            user_data,
+            owned_partitions,
+            generation_id,
+            rack_id,
+        }
     }
 
     #[getter]
@@ -851,7 +1043,10 @@ impl ConsumerProtocolSubscription {
         d.set_item("version", self.version)?;
         d.set_item("topics", &self.topics)?;
         d.set_item("user_data", opt_bytes(py, self.user_data.as_deref()))?;
-        d.set_item("owned_partitions", topic_partitions(py, &self.owned_partitions)?)?;
+        d.set_item(
+            "owned_partitions",
+            topic_partitions(py, &self.owned_partitions)?,
+        )?;
         d.set_item("generation_id", self.generation_id)?;
         d.set_item("rack_id", self.rack_id.as_deref())?;
         Ok(d)
@@ -862,8 +1057,16 @@ impl ConsumerProtocolSubscription {
 impl ConsumerProtocolAssignment {
     #[new]
     #[pyo3(signature = (assigned_partitions, user_data = None, version = 3))]
-    fn py_new(assigned_partitions: Vec<(String, Vec<i32>)>, user_data: Option<Vec<u8>>, version: i16) -> Self {
-        ConsumerProtocolAssignment { version, assigned_partitions, user_data }
+    fn py_new(
+        assigned_partitions: Vec<(String, Vec<i32>)>,
+        user_data: Option<Vec<u8>>,
+        version: i16,
+    ) -> Self {
+        ConsumerProtocolAssignment {
+            version,
+            assigned_partitions,
+            user_data,
+        }
     }
 
     #[getter]
@@ -880,13 +1083,19 @@ impl ConsumerProtocolAssignment {
     }
 
     fn __repr__(&self) -> String {
-        format!("ConsumerProtocolAssignment(assigned_partitions={:?}, version={})", self.assigned_partitions, self.version)
+        format!(
+            "ConsumerProtocolAssignment(assigned_partitions={:?}, version={})",
+            self.assigned_partitions, self.version
+        )
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         d.set_item("version", self.version)?;
-        d.set_item("assigned_partitions", topic_partitions(py, &self.assigned_partitions)?)?;
+        d.set_item(
+            "assigned_partitions",
+            topic_partitions(py, &self.assigned_partitions)?,
+        )?;
         d.set_item("user_data", opt_bytes(py, self.user_data.as_deref()))?;
         Ok(d)
     }
@@ -905,7 +1114,10 @@ pub struct Record {
 #[pymethods]
 impl Record {
     fn __repr__(&self) -> String {
-        format!("Record(offset={}, timestamp={})", self.offset, self.timestamp)
+        format!(
+            "Record(offset={}, timestamp={})",
+            self.offset, self.timestamp
+        )
     }
 }
 
@@ -934,7 +1146,10 @@ pub struct RecordBatch {
 #[pymethods]
 impl RecordBatch {
     fn __repr__(&self) -> String {
-        format!("RecordBatch(position={}, base_offset={}, last_offset={}, magic={}, compression={:?})", self.position, self.base_offset, self.last_offset, self.magic, self.compression)
+        format!(
+            "RecordBatch(position={}, base_offset={}, last_offset={}, magic={}, compression={:?})",
+            self.position, self.base_offset, self.last_offset, self.magic, self.compression
+        )
     }
 }
 
@@ -961,7 +1176,11 @@ fn batch_to_py(py: Python<'_>, b: Batch) -> PyResult<RecordBatch> {
         last_offset: b.last_offset,
         magic: b.magic,
         compression: b.compression.name(),
-        timestamp_type: if b.log_append_time { "log_append" } else { "create" },
+        timestamp_type: if b.log_append_time {
+            "log_append"
+        } else {
+            "create"
+        },
         base_timestamp: b.base_timestamp,
         max_timestamp: b.max_timestamp,
         producer_id: b.producer_id,
@@ -1001,7 +1220,12 @@ impl OffsetsRecord {
         };
         Ok(format!(
             "OffsetsRecord(partition={}, offset={}, timestamp={}, control={:?}, key={}, value={})",
-            self.partition, self.offset, self.timestamp, self.control, show(&self.key)?, show(&self.value)?
+            self.partition,
+            self.offset,
+            self.timestamp,
+            self.control,
+            show(&self.key)?,
+            show(&self.value)?
         ))
     }
 }
@@ -1012,7 +1236,9 @@ fn key_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Key> {
         return Ok(Key::OffsetCommit(k.get().to_core(py)?));
     }
     if let Ok(k) = obj.cast::<PyGroupMetadataKey>() {
-        return Ok(Key::GroupMetadata(GroupMetadataKey { group: text(py, &k.get().group)? }));
+        return Ok(Key::GroupMetadata(GroupMetadataKey {
+            group: text(py, &k.get().group)?,
+        }));
     }
     if let Ok(k) = obj.cast::<ConsumerGroupKey>() {
         return Ok(Key::ConsumerGroup(k.get().clone()));
@@ -1020,7 +1246,9 @@ fn key_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Key> {
     if let Ok(k) = obj.cast::<OpaqueKey>() {
         return Ok(Key::Opaque(k.get().clone()));
     }
-    Err(PyTypeError::new_err("expected OffsetCommitKey, GroupMetadataKey, ConsumerGroupKey or OpaqueKey"))
+    Err(PyTypeError::new_err(
+        "expected OffsetCommitKey, GroupMetadataKey, ConsumerGroupKey or OpaqueKey",
+    ))
 }
 
 fn value_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
@@ -1037,14 +1265,27 @@ fn value_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     if let Ok(v) = obj.cast::<OpaqueValue>() {
         return Ok(Value::Opaque(v.get().clone()));
     }
-    Err(PyTypeError::new_err("expected OffsetCommitValue, GroupMetadataValue, ConsumerGroupValue or OpaqueValue"))
+    Err(PyTypeError::new_err(
+        "expected OffsetCommitValue, GroupMetadataValue, ConsumerGroupValue or OpaqueValue",
+    ))
 }
 
 /// The Python object of one record, built straight from its borrowed key and value.
-fn record_object(py: Python<'_>, objects: &mut RecordObjects, partition: i32, batch: &BatchInfo, record: &RecordRef<'_>, payload: Payload<'_>) -> PyResult<OffsetsRecord> {
+fn record_object(
+    py: Python<'_>,
+    objects: &mut RecordObjects,
+    partition: i32,
+    batch: &BatchInfo,
+    record: &RecordRef<'_>,
+    payload: Payload<'_>,
+) -> PyResult<OffsetsRecord> {
     let (control, key, value) = match payload {
         Payload::Control(control) => (Some(control.name()), None, None),
-        Payload::Data { key, value } => (None, Some(objects.key(py, key)?), value.map(|v| objects.value(py, v)).transpose()?),
+        Payload::Data { key, value } => (
+            None,
+            Some(objects.key(py, key)?),
+            value.map(|v| objects.value(py, v)).transpose()?,
+        ),
     };
     Ok(OffsetsRecord {
         partition,
@@ -1062,12 +1303,26 @@ fn record_object(py: Python<'_>, objects: &mut RecordObjects, partition: i32, ba
 
 /// Appends the records of one batch to `out`. The outer result carries Python's errors
 /// (memory), the inner one a corrupt record; then the batch's records are taken out again.
-fn append_batch(py: Python<'_>, out: &mut Vec<Py<PyAny>>, objects: &mut RecordObjects, partition: i32, batch: &BatchInfo, records: Records<'_>) -> PyResult<Result<(), Error>> {
+fn append_batch(
+    py: Python<'_>,
+    out: &mut Vec<Py<PyAny>>,
+    objects: &mut RecordObjects,
+    partition: i32,
+    batch: &BatchInfo,
+    records: Records<'_>,
+) -> PyResult<Result<(), Error>> {
     let before = out.len();
     for record in records {
-        let decoded = record.and_then(|record| decode_payload(batch, &record).map(|payload| (record, payload)));
+        let decoded = record
+            .and_then(|record| decode_payload(batch, &record).map(|payload| (record, payload)));
         match decoded {
-            Ok((record, payload)) => out.push(Py::new(py, record_object(py, objects, partition, batch, &record, payload)?)?.into_any()),
+            Ok((record, payload)) => out.push(
+                Py::new(
+                    py,
+                    record_object(py, objects, partition, batch, &record, payload)?,
+                )?
+                .into_any(),
+            ),
             Err(error) => {
                 out.truncate(before);
                 return Ok(Err(error));
@@ -1093,20 +1348,35 @@ struct ObjectDecode {
 
 impl ObjectDecode {
     fn new(position: usize, partition: i32) -> Self {
-        ObjectDecode { position, partition, state: ReaderState::default(), objects: RecordObjects::default(), error: None, finished: false }
+        ObjectDecode {
+            position,
+            partition,
+            state: ReaderState::default(),
+            objects: RecordObjects::default(),
+            error: None,
+            finished: false,
+        }
     }
 
     /// Appends the records of the next chunk of `data` to `out`; false once the log is done,
     /// at its end or at a corrupt batch (kept in `error`), whose batch adds no record.
-    fn next_chunk(&mut self, py: Python<'_>, data: &[u8], out: &mut Vec<Py<PyAny>>) -> PyResult<bool> {
+    fn next_chunk(
+        &mut self,
+        py: Python<'_>,
+        data: &[u8],
+        out: &mut Vec<Py<PyAny>>,
+    ) -> PyResult<bool> {
         if self.finished {
             return Ok(false);
         }
-        let (mut reader, mut chunk) = LogReader::resume(data, self.position, std::mem::take(&mut self.state));
+        let (mut reader, mut chunk) =
+            LogReader::resume(data, self.position, std::mem::take(&mut self.state));
         let filled = py.detach(|| reader.fill(&mut chunk, CHUNK_BYTES));
         let mut corrupt = None;
         for (batch, records) in chunk.batches() {
-            if let Err(error) = append_batch(py, out, &mut self.objects, self.partition, batch, records)? {
+            if let Err(error) =
+                append_batch(py, out, &mut self.objects, self.partition, batch, records)?
+            {
                 corrupt = Some(error);
                 break;
             }
@@ -1120,7 +1390,13 @@ impl ObjectDecode {
 }
 
 /// Decodes every record of a log into a list of Python objects.
-fn log_to_py<'py>(py: Python<'py>, data: &[u8], position: usize, partition: i32, stop_at_corruption: bool) -> PyResult<Bound<'py, PyList>> {
+fn log_to_py<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    position: usize,
+    partition: i32,
+    stop_at_corruption: bool,
+) -> PyResult<Bound<'py, PyList>> {
     let mut decode = ObjectDecode::new(position, partition);
     let mut out = Vec::new();
     while decode.next_chunk(py, data, &mut out)? {}
@@ -1167,9 +1443,21 @@ pub struct RecordIterator {
 }
 
 impl RecordIterator {
-    fn new(data: OwnedInput, path: Option<PathBuf>, position: usize, partition: i32, stop_at_corruption: bool) -> Self {
+    fn new(
+        data: OwnedInput,
+        path: Option<PathBuf>,
+        position: usize,
+        partition: i32,
+        stop_at_corruption: bool,
+    ) -> Self {
         let decode = ObjectDecode::new(position, partition);
-        RecordIterator { data, path, decode, stop_at_corruption, ready: Vec::new().into_iter() }
+        RecordIterator {
+            data,
+            path,
+            decode,
+            stop_at_corruption,
+            ready: Vec::new().into_iter(),
+        }
     }
 }
 
@@ -1186,7 +1474,10 @@ impl RecordIterator {
                 return Ok(Some(record));
             }
             let mut out = Vec::new();
-            if !this.decode.next_chunk(py, this.data.as_slice(py), &mut out)? {
+            if !this
+                .decode
+                .next_chunk(py, this.data.as_slice(py), &mut out)?
+            {
                 return match (this.decode.error.take(), this.stop_at_corruption) {
                     (Some(error), false) => {
                         let err = error.into();
@@ -1204,7 +1495,13 @@ impl RecordIterator {
 }
 
 fn read_file(path: &std::path::Path) -> PyResult<Vec<u8>> {
-    std::fs::read(path).map_err(|source| Error::Io { path: path.display().to_string(), source }.into())
+    std::fs::read(path).map_err(|source| {
+        Error::Io {
+            path: path.display().to_string(),
+            source,
+        }
+        .into()
+    })
 }
 
 /// The partition number of a `__consumer_offsets-N` directory holding `path`, else -1.
@@ -1220,14 +1517,23 @@ fn partition_of(path: &std::path::Path) -> i32 {
 /// Parse the record batches of a log buffer.
 #[pyfunction]
 #[pyo3(signature = (data, *, position = 0, stop_at_corruption = false))]
-fn read_batches<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, position: usize, stop_at_corruption: bool) -> PyResult<Bound<'py, PyList>> {
+fn read_batches<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    position: usize,
+    stop_at_corruption: bool,
+) -> PyResult<Bound<'py, PyList>> {
     let input = Input::from_py(data)?;
     let slice = input.as_slice();
     let parsed = py.detach(|| batch::read_batches(slice, position));
     batches_to_py(py, parsed, stop_at_corruption)
 }
 
-fn batches_to_py<'py>(py: Python<'py>, parsed: batch::Parsed, stop_at_corruption: bool) -> PyResult<Bound<'py, PyList>> {
+fn batches_to_py<'py>(
+    py: Python<'py>,
+    parsed: batch::Parsed,
+    stop_at_corruption: bool,
+) -> PyResult<Bound<'py, PyList>> {
     if let (Some(error), false) = (parsed.error, stop_at_corruption) {
         return Err(error.into());
     }
@@ -1241,7 +1547,11 @@ fn batches_to_py<'py>(py: Python<'py>, parsed: batch::Parsed, stop_at_corruption
 /// Parse the record batches of a segment file.
 #[pyfunction]
 #[pyo3(signature = (path, *, stop_at_corruption = false))]
-fn read_segment<'py>(py: Python<'py>, path: PathBuf, stop_at_corruption: bool) -> PyResult<Bound<'py, PyList>> {
+fn read_segment<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    stop_at_corruption: bool,
+) -> PyResult<Bound<'py, PyList>> {
     let data = read_file(&path)?;
     let parsed = py.detach(|| batch::read_batches(&data, 0));
     batches_to_py(py, parsed, stop_at_corruption).map_err(|e| with_path(py, e, &path))
@@ -1279,7 +1589,11 @@ fn decompress_batches(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<usize
 }
 
 fn compression_named(name: &str) -> PyResult<Compression> {
-    Compression::from_name(name).ok_or_else(|| PyValueError::new_err(format!("unknown compression {name:?} (none, gzip, snappy, lz4, zstd)")))
+    Compression::from_name(name).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "unknown compression {name:?} (none, gzip, snappy, lz4, zstd)"
+        ))
+    })
 }
 
 /// Encode one RecordBatch v2 as a broker writes the coordinator's appends.
@@ -1302,23 +1616,46 @@ fn write_batch<'py>(
     partition_leader_epoch: i32,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let compression = compression_named(compression)?;
-    let header = BatchHeader { base_offset, timestamp, compression, producer_id, producer_epoch, base_sequence, is_transactional, is_control: false, partition_leader_epoch };
-    let refs: Vec<(Option<&[u8]>, Option<&[u8]>)> = records.iter().map(|(k, v)| (k.as_deref(), v.as_deref())).collect();
+    let header = BatchHeader {
+        base_offset,
+        timestamp,
+        compression,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        is_transactional,
+        is_control: false,
+        partition_leader_epoch,
+    };
+    let refs: Vec<(Option<&[u8]>, Option<&[u8]>)> = records
+        .iter()
+        .map(|(k, v)| (k.as_deref(), v.as_deref()))
+        .collect();
     Ok(bytes(py, &batch::write_batch(&header, &refs)?))
 }
 
 /// A record for `write_records`: (offset, timestamp, key, value[, headers]), owned.
-type RecordTuple = (i64, i64, Option<Vec<u8>>, Option<Vec<u8>>, Vec<(String, Option<Vec<u8>>)>);
+type RecordTuple = (
+    i64,
+    i64,
+    Option<Vec<u8>>,
+    Option<Vec<u8>>,
+    Vec<(String, Option<Vec<u8>>)>,
+);
 
 fn record_tuple(item: &Bound<'_, PyAny>) -> PyResult<RecordTuple> {
-    let tuple = item.cast::<PyTuple>().map_err(|_| PyTypeError::new_err("a record is a tuple (offset, timestamp, key, value[, headers])"))?;
+    let tuple = item.cast::<PyTuple>().map_err(|_| {
+        PyTypeError::new_err("a record is a tuple (offset, timestamp, key, value[, headers])")
+    })?;
     match tuple.len() {
         4 => {
             let (offset, timestamp, key, value) = tuple.extract()?;
             Ok((offset, timestamp, key, value, Vec::new()))
         }
         5 => tuple.extract(),
-        n => Err(PyValueError::new_err(format!("a record is a tuple (offset, timestamp, key, value[, headers]), not {n} items"))),
+        n => Err(PyValueError::new_err(format!(
+            "a record is a tuple (offset, timestamp, key, value[, headers]), not {n} items"
+        ))),
     }
 }
 
@@ -1345,15 +1682,34 @@ fn write_records<'py>(
     partition_leader_epoch: i32,
 ) -> PyResult<Bound<'py, PyBytes>> {
     let compression = compression_named(compression)?;
-    let owned = records.try_iter()?.map(|item| record_tuple(&item?)).collect::<PyResult<Vec<RecordTuple>>>()?;
+    let owned = records
+        .try_iter()?
+        .map(|item| record_tuple(&item?))
+        .collect::<PyResult<Vec<RecordTuple>>>()?;
     let last_offset = last_offset
         .or(owned.last().map(|r| r.0))
         .ok_or_else(|| PyValueError::new_err("an empty batch needs last_offset"))?;
-    let header = BatchHeader { base_offset, timestamp, compression, producer_id, producer_epoch, base_sequence, is_transactional, is_control, partition_leader_epoch };
+    let header = BatchHeader {
+        base_offset,
+        timestamp,
+        compression,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        is_transactional,
+        is_control,
+        partition_leader_epoch,
+    };
     let encoded = py.detach(|| {
         let refs: Vec<RecordToWrite<'_>> = owned
             .iter()
-            .map(|(offset, timestamp, key, value, headers)| RecordToWrite { offset: *offset, timestamp: *timestamp, key: key.as_deref(), value: value.as_deref(), headers })
+            .map(|(offset, timestamp, key, value, headers)| RecordToWrite {
+                offset: *offset,
+                timestamp: *timestamp,
+                key: key.as_deref(),
+                value: value.as_deref(),
+                headers,
+            })
             .collect();
         batch::write_records(&header, last_offset, delete_horizon_ms, &refs)
     })?;
@@ -1373,8 +1729,23 @@ fn write_control_batch<'py>(
     coordinator_epoch: i32,
     partition_leader_epoch: i32,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let header = BatchHeader { producer_id, producer_epoch, base_sequence: -1, partition_leader_epoch, ..BatchHeader::plain(base_offset, timestamp) };
-    Ok(bytes(py, &batch::write_control_batch(&header, ControlMarker { commit, coordinator_epoch })?))
+    let header = BatchHeader {
+        producer_id,
+        producer_epoch,
+        base_sequence: -1,
+        partition_leader_epoch,
+        ..BatchHeader::plain(base_offset, timestamp)
+    };
+    Ok(bytes(
+        py,
+        &batch::write_control_batch(
+            &header,
+            ControlMarker {
+                commit,
+                coordinator_epoch,
+            },
+        )?,
+    ))
 }
 
 #[pyfunction]
@@ -1383,10 +1754,16 @@ fn decode_key(py: Python<'_>, data: &[u8]) -> PyResult<Py<PyAny>> {
 }
 
 #[pyfunction]
-fn decode_value(py: Python<'_>, key: &Bound<'_, PyAny>, data: Option<&[u8]>) -> PyResult<Option<Py<PyAny>>> {
+fn decode_value(
+    py: Python<'_>,
+    key: &Bound<'_, PyAny>,
+    data: Option<&[u8]>,
+) -> PyResult<Option<Py<PyAny>>> {
     let kind = key_from_py(key)?.value_kind();
     let mut objects = RecordObjects::default();
-    records::decode_value_ref(kind, data, 0)?.map(|v| objects.value(py, v)).transpose()
+    records::decode_value_ref(kind, data, 0)?
+        .map(|v| objects.value(py, v))
+        .transpose()
 }
 
 #[pyfunction]
@@ -1410,12 +1787,18 @@ fn decode_assignment(data: &[u8]) -> PyResult<ConsumerProtocolAssignment> {
 }
 
 #[pyfunction]
-fn encode_subscription<'py>(py: Python<'py>, subscription: &ConsumerProtocolSubscription) -> PyResult<Bound<'py, PyBytes>> {
+fn encode_subscription<'py>(
+    py: Python<'py>,
+    subscription: &ConsumerProtocolSubscription,
+) -> PyResult<Bound<'py, PyBytes>> {
     Ok(bytes(py, &records::encode_subscription(subscription)?))
 }
 
 #[pyfunction]
-fn encode_assignment<'py>(py: Python<'py>, assignment: &ConsumerProtocolAssignment) -> PyResult<Bound<'py, PyBytes>> {
+fn encode_assignment<'py>(
+    py: Python<'py>,
+    assignment: &ConsumerProtocolAssignment,
+) -> PyResult<Bound<'py, PyBytes>> {
     Ok(bytes(py, &records::encode_assignment(assignment)?))
 }
 
@@ -1425,16 +1808,33 @@ fn encode_assignment<'py>(py: Python<'py>, assignment: &ConsumerProtocolAssignme
     signature = (data, *, partition = -1, position = 0, stop_at_corruption = false),
     text_signature = "(data, *, partition=-1, position=0, stop_at_corruption=False)"
 )]
-fn decode_records<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, partition: i32, position: usize, stop_at_corruption: bool) -> PyResult<Bound<'py, PyList>> {
+fn decode_records<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    partition: i32,
+    position: usize,
+    stop_at_corruption: bool,
+) -> PyResult<Bound<'py, PyList>> {
     let input = Input::from_py(data)?;
-    log_to_py(py, input.as_slice(), position, partition, stop_at_corruption)
+    log_to_py(
+        py,
+        input.as_slice(),
+        position,
+        partition,
+        stop_at_corruption,
+    )
 }
 
 /// Decode every record of a segment file; the partition defaults to the N of its
 /// `__consumer_offsets-N` directory.
 #[pyfunction]
 #[pyo3(signature = (path, *, partition = None, stop_at_corruption = false))]
-fn decode_segment<'py>(py: Python<'py>, path: PathBuf, partition: Option<i32>, stop_at_corruption: bool) -> PyResult<Bound<'py, PyList>> {
+fn decode_segment<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    partition: Option<i32>,
+    stop_at_corruption: bool,
+) -> PyResult<Bound<'py, PyList>> {
     let data = read_file(&path)?;
     let partition = partition.unwrap_or_else(|| partition_of(&path));
     log_to_py(py, &data, 0, partition, stop_at_corruption).map_err(|e| with_path(py, e, &path))
@@ -1446,17 +1846,38 @@ fn decode_segment<'py>(py: Python<'py>, path: PathBuf, partition: Option<i32>, s
     signature = (data, *, partition = -1, position = 0, stop_at_corruption = false),
     text_signature = "(data, *, partition=-1, position=0, stop_at_corruption=False)"
 )]
-fn iter_records(data: &Bound<'_, PyAny>, partition: i32, position: usize, stop_at_corruption: bool) -> PyResult<RecordIterator> {
-    Ok(RecordIterator::new(OwnedInput::from_py(data)?, None, position, partition, stop_at_corruption))
+fn iter_records(
+    data: &Bound<'_, PyAny>,
+    partition: i32,
+    position: usize,
+    stop_at_corruption: bool,
+) -> PyResult<RecordIterator> {
+    Ok(RecordIterator::new(
+        OwnedInput::from_py(data)?,
+        None,
+        position,
+        partition,
+        stop_at_corruption,
+    ))
 }
 
 /// `iter_records` of a segment file, read whole when called.
 #[pyfunction]
 #[pyo3(signature = (path, *, partition = None, stop_at_corruption = false))]
-fn iter_segment(path: PathBuf, partition: Option<i32>, stop_at_corruption: bool) -> PyResult<RecordIterator> {
+fn iter_segment(
+    path: PathBuf,
+    partition: Option<i32>,
+    stop_at_corruption: bool,
+) -> PyResult<RecordIterator> {
     let data = OwnedInput::Owned(read_file(&path)?);
     let partition = partition.unwrap_or_else(|| partition_of(&path));
-    Ok(RecordIterator::new(data, Some(path), 0, partition, stop_at_corruption))
+    Ok(RecordIterator::new(
+        data,
+        Some(path),
+        0,
+        partition,
+        stop_at_corruption,
+    ))
 }
 
 fn arrow_error(e: ::arrow_schema::ArrowError) -> PyErr {
@@ -1464,7 +1885,13 @@ fn arrow_error(e: ::arrow_schema::ArrowError) -> PyErr {
 }
 
 /// Decodes a log into one Arrow record batch with the thread detached from the interpreter.
-fn log_to_arrow<'py>(py: Python<'py>, data: &[u8], position: usize, partition: i32, stop_at_corruption: bool) -> PyResult<Bound<'py, PyAny>> {
+fn log_to_arrow<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    position: usize,
+    partition: i32,
+    stop_at_corruption: bool,
+) -> PyResult<Bound<'py, PyAny>> {
     use arrow_pyarrow::ToPyArrow;
     let (batch, walk) = py.detach(|| crate::codec::arrow::decode_arrow(data, position, partition));
     if let (Some(error), false) = (walk.error, stop_at_corruption) {
@@ -1479,15 +1906,32 @@ fn log_to_arrow<'py>(py: Python<'py>, data: &[u8], position: usize, partition: i
     signature = (data, *, partition = -1, position = 0, stop_at_corruption = false),
     text_signature = "(data, *, partition=-1, position=0, stop_at_corruption=False)"
 )]
-fn decode_arrow<'py>(py: Python<'py>, data: &Bound<'py, PyAny>, partition: i32, position: usize, stop_at_corruption: bool) -> PyResult<Bound<'py, PyAny>> {
+fn decode_arrow<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    partition: i32,
+    position: usize,
+    stop_at_corruption: bool,
+) -> PyResult<Bound<'py, PyAny>> {
     let input = Input::from_py(data)?;
-    log_to_arrow(py, input.as_slice(), position, partition, stop_at_corruption)
+    log_to_arrow(
+        py,
+        input.as_slice(),
+        position,
+        partition,
+        stop_at_corruption,
+    )
 }
 
 /// `decode_arrow` of a segment file.
 #[pyfunction]
 #[pyo3(signature = (path, *, partition = None, stop_at_corruption = false))]
-fn decode_segment_arrow<'py>(py: Python<'py>, path: PathBuf, partition: Option<i32>, stop_at_corruption: bool) -> PyResult<Bound<'py, PyAny>> {
+fn decode_segment_arrow<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    partition: Option<i32>,
+    stop_at_corruption: bool,
+) -> PyResult<Bound<'py, PyAny>> {
     let data = read_file(&path)?;
     let partition = partition.unwrap_or_else(|| partition_of(&path));
     log_to_arrow(py, &data, 0, partition, stop_at_corruption).map_err(|e| with_path(py, e, &path))

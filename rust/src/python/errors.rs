@@ -23,7 +23,13 @@ static CORRUPT_RECORD_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static UNSUPPORTED_VERSION_ERROR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 fn subclass(py: Python<'_>, name: &str, doc: &str) -> PyResult<Py<PyType>> {
-    let bases = PyTuple::new(py, [py.get_type::<GroupCoordError>(), py.get_type::<PyValueError>()])?;
+    let bases = PyTuple::new(
+        py,
+        [
+            py.get_type::<GroupCoordError>(),
+            py.get_type::<PyValueError>(),
+        ],
+    )?;
     let namespace = PyDict::new(py);
     namespace.set_item("__module__", "groupcoord._native")?;
     namespace.set_item("__doc__", doc)?;
@@ -41,7 +47,13 @@ fn corrupt_record_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
 
 fn unsupported_version_error(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     UNSUPPORTED_VERSION_ERROR
-        .get_or_try_init(py, || subclass(py, "UnsupportedVersionError", "A record version this codec cannot write."))
+        .get_or_try_init(py, || {
+            subclass(
+                py,
+                "UnsupportedVersionError",
+                "A record version this codec cannot write.",
+            )
+        })
         .map(|t| t.bind(py))
 }
 
@@ -49,7 +61,12 @@ fn corrupt(py: Python<'_>, err: &Error) -> PyResult<PyErr> {
     let instance = corrupt_record_error(py)?.call1((err.to_string(),))?;
     instance.setattr("position", err.position())?;
     let reason = match err {
-        Error::Truncated { needed, available, what, .. } => format!("truncated: {what} needs {needed} bytes, {available} left"),
+        Error::Truncated {
+            needed,
+            available,
+            what,
+            ..
+        } => format!("truncated: {what} needs {needed} bytes, {available} left"),
         Error::Corrupt { reason, .. } => reason.clone(),
         other => other.to_string(),
     };
@@ -65,9 +82,8 @@ impl From<Error> for PyErr {
                 Error::IllegalState(msg) => Ok(PyRuntimeError::new_err(msg.clone())),
                 Error::WrongType(msg) => Ok(PyTypeError::new_err(msg.clone())),
                 Error::Truncated { .. } | Error::Corrupt { .. } => corrupt(py, &err),
-                Error::UnsupportedVersion(msg) => {
-                    unsupported_version_error(py).map(|cls| PyErr::from_type(cls.clone(), msg.clone()))
-                }
+                Error::UnsupportedVersion(msg) => unsupported_version_error(py)
+                    .map(|cls| PyErr::from_type(cls.clone(), msg.clone())),
                 Error::Io { .. } => Ok(PyOSError::new_err(err.to_string())),
             };
             converted.unwrap_or_else(|e| e)

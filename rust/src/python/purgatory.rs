@@ -58,7 +58,11 @@ impl PartialEq for PyKey {
     fn eq(&self, other: &Self) -> bool {
         self.hash == other.hash
             && (self.obj.is(&other.obj)
-                || self.obj.bind(attached()).eq(other.obj.bind(attached())).unwrap_or(false))
+                || self
+                    .obj
+                    .bind(attached())
+                    .eq(other.obj.bind(attached()))
+                    .unwrap_or(false))
     }
 }
 
@@ -188,7 +192,8 @@ impl DelayedOperation {
         if Self::hooks(slf)? & OVERRIDES_TRY_COMPLETE == 0 {
             return Ok(false);
         }
-        slf.call_method0(intern!(slf.py(), "try_complete"))?.is_truthy()
+        slf.call_method0(intern!(slf.py(), "try_complete"))?
+            .is_truthy()
     }
 
     fn call_on_complete(slf: &Bound<'_, Self>) -> PyResult<()> {
@@ -244,7 +249,11 @@ impl DelayedOperation {
         if op.completed.load(Relaxed) {
             return Ok(false);
         }
-        let owner = op.owner.lock().ok().and_then(|o| o.as_ref().map(|p| p.clone_ref(slf.py())));
+        let owner = op
+            .owner
+            .lock()
+            .ok()
+            .and_then(|o| o.as_ref().map(|p| p.clone_ref(slf.py())));
         let removed = match &owner {
             // Borrow first: if that fails nothing has changed and the error says why.
             Some(owner) => {
@@ -414,7 +423,11 @@ impl PyPurgatory {
             .into());
         }
         if op.completed.load(Relaxed) {
-            return Err(Error::InvalidArgument(format!("{} has already completed", operation.repr()?)).into());
+            return Err(Error::InvalidArgument(format!(
+                "{} has already completed",
+                operation.repr()?
+            ))
+            .into());
         }
         check_addable(&*core_mut(slf)?, operation)?;
         let keys = collect_keys(keys)?;
