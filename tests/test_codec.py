@@ -117,6 +117,10 @@ def test_iterating_a_corrupt_log_gives_the_valid_prefix_first(tmp_path: Path) ->
     log[valid + 30] ^= 0xFF
     prefix = codec.decode_records(log, stop_at_corruption=True)
     assert 0 < len(prefix) < 6000
+    with pytest.raises(CorruptRecordError) as whole:
+        codec.decode_records(log)
+    assert whole.value.position == valid
+    assert codec.decode_arrow(log, stop_at_corruption=True).column("offset").to_pylist() == [r.offset for r in prefix]
     iterator = codec.iter_records(log)
     got = []
     with pytest.raises(CorruptRecordError) as info:

@@ -29,7 +29,7 @@ use arrow_array::{
 use arrow_buffer::{ArrowNativeType, Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 
-use crate::codec::batch::{BatchInfo, Chunk, LogReader, RecordRef, Walk, CHUNK_BYTES};
+use crate::codec::batch::{BatchInfo, LogReader, RecordRef, Walk, CHUNK_BYTES};
 use crate::codec::consumer_group::Datum;
 use crate::codec::log::{decode_payload, Payload};
 use crate::codec::primitives::Reader;
@@ -130,30 +130,26 @@ pub fn decode_arrow(
 
 fn decode_columns(data: &[u8], position: usize, partition: i32) -> (Columns, Walk) {
     let mut columns = Columns::new();
-    let mut reader = LogReader::new(data, position);
-    let mut chunk = Chunk::default();
     let mut first = true;
-    while reader.fill(&mut chunk, CHUNK_BYTES) {
-        let decoded = reader.process(&chunk, |batch, records| {
+    let walk = LogReader::new(data, position).chunks(CHUNK_BYTES, |chunk, checked| {
+        chunk.process(position, |batch, records| {
             for record in records {
                 let record = record?;
                 let payload = decode_payload(batch, &record)?;
                 columns.push(partition, batch, &record, &payload);
             }
             Ok(())
-        });
-        if let Err(walk) = decoded {
-            return (columns, walk);
-        }
+        })?;
         if first {
             // Size every column for the whole log from what its first chunk held, so that
             // the columns do not grow (and copy) step by step.
-            let done = reader.checked_bytes().max(1);
+            let done = checked.max(1);
             columns.reserve(data.len().saturating_sub(done) as f64 / done as f64);
             first = false;
         }
-    }
-    (columns, reader.finish())
+        Ok(())
+    });
+    (columns, walk)
 }
 
 /// Columns that can make room for `factor` times what they hold.

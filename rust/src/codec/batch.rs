@@ -27,6 +27,8 @@
 //! Segment files and fetch responses are plain concatenations of batches; every magic starts
 //! with the same 17 bytes (offset, length, leader epoch, magic), so a reader peeks the magic.
 
+use std::sync::mpsc;
+
 use crate::codec::compression::{Compression, Decompressor};
 use crate::codec::primitives::{Reader, Writer};
 use crate::error::{Error, Result};
@@ -261,6 +263,10 @@ pub fn decompress_batches(data: &[u8]) -> Result<usize> {
 /// enough to stay in cache.
 pub const CHUNK_BYTES: usize = 256 << 10;
 
+/// From this much input on, [`LogReader::chunks`] checks and decompresses on a second thread;
+/// below it, starting a thread costs more than the overlap saves.
+pub const PIPELINE_BYTES: usize = 4 * CHUNK_BYTES;
+
 /// Walks a log buffer batch by batch. [`LogReader::fill`] checks each batch's framing and CRC
 /// and decompresses its records into the chunk's buffer, which is reused from one chunk to the
 /// next; [`Records`] then parses the records lazily, borrowing keys and values.
@@ -296,6 +302,24 @@ enum Body {
 }
 
 impl<'d> Chunk<'d> {
+    /// Runs `process` on the chunk's batches (of a log whose first byte is at absolute
+    /// `position`); an error ends the walk at the batch that raised it.
+    pub fn process(
+        &self,
+        position: usize,
+        mut process: impl FnMut(&BatchInfo, Records<'_>) -> Result<()>,
+    ) -> std::result::Result<(), Walk> {
+        for (info, records) in self.batches() {
+            if let Err(error) = process(info, records) {
+                return Err(Walk {
+                    valid_bytes: info.position - position,
+                    error: Some(error),
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// The batches with their records.
     pub fn batches(&self) -> impl Iterator<Item = (&BatchInfo, Records<'_>)> {
         self.batches.iter().map(|(info, body)| {
@@ -402,42 +426,67 @@ impl<'d> LogReader<'d> {
         !chunk.batches.is_empty()
     }
 
-    /// Bytes of whole batches checked so far.
-    pub fn checked_bytes(&self) -> usize {
-        self.at
-    }
-
     /// Runs `process` on every batch with its records, chunk after chunk; stops at the first
     /// error, whether the batch's framing or `process` raised it.
     pub fn walk(
-        mut self,
+        self,
         budget: usize,
         mut process: impl FnMut(&BatchInfo, Records<'_>) -> Result<()>,
     ) -> Walk {
-        let mut chunk = Chunk::default();
-        while self.fill(&mut chunk, budget) {
-            if let Err(walk) = self.process(&chunk, &mut process) {
-                return walk;
-            }
-        }
-        self.finish()
+        let position = self.position;
+        self.chunks(budget, |chunk, _| chunk.process(position, &mut process))
     }
 
-    /// Runs `process` on the chunk's batches; an error ends the walk at the batch that raised it.
-    pub fn process(
-        &self,
-        chunk: &Chunk<'_>,
-        mut process: impl FnMut(&BatchInfo, Records<'_>) -> Result<()>,
-    ) -> std::result::Result<(), Walk> {
-        for (info, records) in chunk.batches() {
-            if let Err(error) = process(info, records) {
-                return Err(Walk {
-                    valid_bytes: info.position - self.position,
-                    error: Some(error),
-                });
+    /// Hands `consume` every chunk in order, with the bytes of the input checked up to the
+    /// chunk's end; stops where `consume` returns a walk, or at the input's end or first
+    /// corrupt batch. From [`PIPELINE_BYTES`] of input on, a second thread checks and
+    /// decompresses the next chunk while `consume` runs on this one, so decompressing a log
+    /// overlaps parsing it.
+    pub fn chunks(
+        mut self,
+        budget: usize,
+        mut consume: impl FnMut(&Chunk<'d>, usize) -> std::result::Result<(), Walk>,
+    ) -> Walk {
+        if self.data.len() - self.at < PIPELINE_BYTES {
+            let mut chunk = Chunk::default();
+            while self.fill(&mut chunk, budget) {
+                if let Err(walk) = consume(&chunk, self.at) {
+                    return walk;
+                }
             }
+            return self.finish();
         }
-        Ok(())
+        std::thread::scope(|scope| {
+            // One chunk waiting while one is filled and one consumed; consumed chunks go back to
+            // the filler so that their buffers are reused.
+            let (filled_tx, filled_rx) = mpsc::sync_channel::<(Chunk<'d>, usize)>(1);
+            let (spent_tx, spent_rx) = mpsc::channel::<Chunk<'d>>();
+            let filler = scope.spawn(move || {
+                let mut chunk = Chunk::default();
+                while self.fill(&mut chunk, budget) {
+                    let checked = self.at;
+                    if filled_tx.send((chunk, checked)).is_err() {
+                        break;
+                    }
+                    chunk = spent_rx.try_recv().unwrap_or_default();
+                }
+                self
+            });
+            let mut stopped = None;
+            while let Ok((chunk, checked)) = filled_rx.recv() {
+                if let Err(walk) = consume(&chunk, checked) {
+                    stopped = Some(walk);
+                    break;
+                }
+                let _ = spent_tx.send(chunk);
+            }
+            // Dropping the receiver stops a filler still sending.
+            drop(filled_rx);
+            let reader = filler
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            stopped.unwrap_or_else(|| reader.finish())
+        })
     }
 
     /// Where the walk ended: after every batch, or at the corrupt one.
@@ -1369,6 +1418,96 @@ mod tests {
         assert_eq!(resumed, whole);
         assert_eq!(state.at, good);
         assert_eq!(error.and_then(|e| e.position()), Some(100 + good));
+    }
+
+    /// A log of `batches` batches cycling through the compressions, each of 20 records whose
+    /// values are 2 KiB of pseudo-random hex digits, then a torn copy of its first batch.
+    fn long_log(batches: usize) -> (Vec<u8>, usize) {
+        let mut log = Vec::new();
+        let compressions = [
+            Compression::None,
+            Compression::Gzip,
+            Compression::Snappy,
+            Compression::Lz4,
+            Compression::Zstd,
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut hex = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            format!("{seed:016x}")
+        };
+        for i in 0..batches {
+            let values: Vec<String> = (0..20).map(|_| (0..128).map(|_| hex()).collect()).collect();
+            let recs: Vec<(Option<&[u8]>, Option<&[u8]>)> = values
+                .iter()
+                .map(|v| (Some(&b"k"[..]), Some(v.as_bytes())))
+                .collect();
+            let header = BatchHeader {
+                compression: compressions[i % compressions.len()],
+                ..BatchHeader::plain(20 * i as i64, 1)
+            };
+            log.extend(write_batch(&header, &recs).unwrap());
+        }
+        let good = log.len();
+        log.extend_from_slice(&log[..40].to_vec());
+        (log, good)
+    }
+
+    #[test]
+    fn a_pipelined_walk_reads_what_a_serial_one_reads() {
+        let (log, good) = long_log(120);
+        assert!(log.len() >= PIPELINE_BYTES);
+        let serial = {
+            let mut reader = LogReader::new(&log, 7);
+            let mut chunk = Chunk::default();
+            let mut values = Vec::new();
+            while reader.fill(&mut chunk, CHUNK_BYTES) {
+                for (_, records) in chunk.batches() {
+                    values.extend(records.map(|r| r.unwrap().value.unwrap().to_vec()));
+                }
+            }
+            values
+        };
+        let mut pipelined = Vec::new();
+        let mut checked = Vec::new();
+        let walk = LogReader::new(&log, 7).chunks(CHUNK_BYTES, |chunk, at| {
+            checked.push(at);
+            chunk.process(7, |_, records| {
+                for record in records {
+                    pipelined.push(record?.value.unwrap().to_vec());
+                }
+                Ok(())
+            })
+        });
+        assert_eq!(serial.len(), 2400);
+        assert_eq!(pipelined, serial);
+        assert!(checked.len() > 4 && checked.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(checked.last(), Some(&good));
+        assert_eq!(walk.valid_bytes, good);
+        assert_eq!(walk.error.and_then(|e| e.position()), Some(7 + good));
+    }
+
+    #[test]
+    fn a_pipelined_walk_stops_where_its_consumer_fails() {
+        let (log, _) = long_log(120);
+        let mut batches = 0;
+        let mut stop_at = 0;
+        let walk = LogReader::new(&log, 0).walk(CHUNK_BYTES, |info, _| {
+            batches += 1;
+            if batches == 50 {
+                stop_at = info.position;
+                return Err(Error::Corrupt {
+                    position: info.position,
+                    reason: "stop here".into(),
+                });
+            }
+            Ok(())
+        });
+        assert_eq!(batches, 50);
+        assert_eq!(walk.valid_bytes, stop_at);
+        assert_eq!(walk.error.and_then(|e| e.position()), Some(stop_at));
     }
 
     #[test]

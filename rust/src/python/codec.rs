@@ -1333,9 +1333,9 @@ fn append_batch(
 }
 
 /// A decode into Python objects, a chunk of batches at a time, that keeps no borrow of its
-/// input between chunks: the list of `decode_records` and the iterator of `iter_records` are
-/// both made of it. Checking and decompressing run with the thread detached from the
-/// interpreter; building the objects needs it attached.
+/// input between chunks: what the iterators of `iter_records` and `iter_segment` are made of.
+/// Checking and decompressing run with the thread detached from the interpreter; building the
+/// objects needs it attached.
 struct ObjectDecode {
     position: usize,
     partition: i32,
@@ -1389,7 +1389,9 @@ impl ObjectDecode {
     }
 }
 
-/// Decodes every record of a log into a list of Python objects.
+/// Decodes every record of a log into a list of Python objects. Checking and decompressing run
+/// without the GIL (on a second thread for a long log, see [`LogReader::chunks`]); the GIL is
+/// taken a chunk at a time to build the objects.
 fn log_to_py<'py>(
     py: Python<'py>,
     data: &[u8],
@@ -1397,10 +1399,35 @@ fn log_to_py<'py>(
     partition: i32,
     stop_at_corruption: bool,
 ) -> PyResult<Bound<'py, PyList>> {
-    let mut decode = ObjectDecode::new(position, partition);
+    let mut objects = RecordObjects::default();
     let mut out = Vec::new();
-    while decode.next_chunk(py, data, &mut out)? {}
-    match decode.error {
+    let mut failure = None;
+    let walk = py.detach(|| {
+        LogReader::new(data, position).chunks(CHUNK_BYTES, |chunk, _| {
+            Python::attach(|py| {
+                for (batch, records) in chunk.batches() {
+                    let stop =
+                        match append_batch(py, &mut out, &mut objects, partition, batch, records) {
+                            Ok(Ok(())) => continue,
+                            Ok(Err(corrupt)) => Some(corrupt),
+                            Err(raised) => {
+                                failure = Some(raised);
+                                None
+                            }
+                        };
+                    return Err(batch::Walk {
+                        valid_bytes: batch.position - position,
+                        error: stop,
+                    });
+                }
+                Ok(())
+            })
+        })
+    });
+    if let Some(raised) = failure {
+        return Err(raised);
+    }
+    match walk.error {
         Some(error) if !stop_at_corruption => Err(error.into()),
         _ => PyList::new(py, out),
     }
