@@ -180,6 +180,34 @@ def test_decoded_records_equal_constructed_ones() -> None:
     assert value.to_dict()["members"] == [member.to_dict()]
 
 
+def test_an_arrow_decode_on_several_threads_gives_the_rows_of_one_thread() -> None:
+    """Above twice 8 MB of input, uncompressed runs of batches are decoded side by side and
+    joined: the rows, and where a corrupt log stops, are those of a decode on one thread."""
+    log = bytearray()
+    for i in range(4000):
+        member = codec.encode_value(codec.GroupMetadataValue("consumer", i, "range", "m", 9, []))
+        commit = codec.encode_value(OffsetCommitValue(i, "m" * (i % 500), 5))
+        records = [(codec.encode_key(OffsetCommitKey(f"g{i % 7}", "t", p)), commit) for p in range(i % 40 + 1)]
+        records.append((codec.encode_key(codec.GroupMetadataKey(f"g{i % 7}")), member if i % 3 else None))
+        log += codec.write_batch(records, base_offset=50 * i, timestamp=i)
+    assert len(log) > 2 * (8 << 20)
+    one = codec.decode_arrow(log, partition=2, threads=1)
+    assert one.num_rows > 60_000
+    for threads in (None, 2, 5):
+        assert codec.decode_arrow(log, partition=2, threads=threads).equals(one)
+    log[len(log) * 3 // 4] ^= 0x10
+    with pytest.raises(CorruptRecordError) as serial:
+        codec.decode_arrow(log, threads=1)
+    with pytest.raises(CorruptRecordError) as parallel:
+        codec.decode_arrow(log, threads=2)
+    assert parallel.value.position == serial.value.position > len(log) // 2
+    prefix = codec.decode_arrow(log, stop_at_corruption=True, threads=1)
+    assert 0 < prefix.num_rows < one.num_rows
+    assert codec.decode_arrow(log, stop_at_corruption=True, threads=2).equals(prefix)
+    with pytest.raises(ValueError, match="threads"):
+        codec.decode_arrow(log, threads=0)
+
+
 def test_bulk_decodes_release_the_gil() -> None:
     """Another Python thread runs while a decode checks and decompresses batches."""
     import threading

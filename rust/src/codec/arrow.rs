@@ -29,7 +29,9 @@ use arrow_array::{
 use arrow_buffer::{ArrowNativeType, Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 
-use crate::codec::batch::{BatchInfo, LogReader, RecordRef, Walk, CHUNK_BYTES};
+use crate::codec::batch::{
+    split_at_batches, starts_compressed, BatchInfo, Chunk, LogReader, RecordRef, Walk, CHUNK_BYTES,
+};
 use crate::codec::consumer_group::Datum;
 use crate::codec::log::{decode_payload, Payload};
 use crate::codec::primitives::Reader;
@@ -114,24 +116,114 @@ pub fn schema() -> SchemaRef {
 /// Decodes every record of a log buffer (whose first byte is at absolute `position`) into one
 /// record batch of [`schema`]. Like [`crate::codec::log::decode_log`] it stops at the first
 /// corrupt batch or record; the record batch then holds the records of the batches before it.
+///
+/// `threads` bounds the threads it uses. From twice [`MIN_RUN_BYTES`] of input on, runs of whole
+/// batches are decoded side by side, and the first run's columns then take the others' rows;
+/// a compressed run takes two threads, one decompressing ahead of the one that parses (see
+/// [`LogReader::chunks`]).
 pub fn decode_arrow(
     data: &[u8],
     position: usize,
     partition: i32,
+    threads: usize,
 ) -> (Result<RecordBatch, ArrowError>, Walk) {
-    let (columns, walk) = decode_columns(data, position, partition);
+    decode_arrow_in_runs(data, position, partition, threads, MIN_RUN_BYTES)
+}
+
+/// The least input a run of [`decode_arrow`] is given: below it, handing the run to another
+/// thread and copying its rows back cost more than the thread saves.
+pub const MIN_RUN_BYTES: usize = 8 << 20;
+
+fn decode_arrow_in_runs(
+    data: &[u8],
+    position: usize,
+    partition: i32,
+    threads: usize,
+    min_run_bytes: usize,
+) -> (Result<RecordBatch, ArrowError>, Walk) {
+    let (columns, walk) = decode_columns(data, position, partition, threads, min_run_bytes);
     if walk.error.is_none() {
         return (columns.finish(), walk);
     }
     // The columns may hold some records of the corrupt batch: decode the valid prefix again.
-    let (columns, _) = decode_columns(&data[..walk.valid_bytes], position, partition);
+    let valid = &data[..walk.valid_bytes];
+    let (columns, _) = decode_columns(valid, position, partition, threads, min_run_bytes);
     (columns.finish(), walk)
 }
 
-fn decode_columns(data: &[u8], position: usize, partition: i32) -> (Columns, Walk) {
+/// How many threads [`decode_arrow`] uses when the caller leaves it to the codec: one per core.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
+}
+
+fn decode_columns(
+    data: &[u8],
+    position: usize,
+    partition: i32,
+    threads: usize,
+    min_run_bytes: usize,
+) -> (Columns, Walk) {
+    // A run of compressed batches keeps two threads busy, one decompressing ahead of the one
+    // that parses; uncompressed, parsing is all the work and a run takes one thread.
+    let pipelined = threads >= 2 && starts_compressed(data);
+    let threads_per_run = if pipelined { 2 } else { 1 };
+    let parts = split_at_batches(data, threads / threads_per_run, min_run_bytes);
+    if parts.len() == 1 {
+        return decode_part(data, position, partition, data.len(), pipelined);
+    }
+    // The runs go to a worker pool (rayon's), whose threads and their allocator caches outlive
+    // one call. The first run's columns are sized for the whole input, so that they take the
+    // others' rows without growing.
+    let mut others: Vec<Option<(Columns, Walk)>> = parts[1..].iter().map(|_| None).collect();
+    let mut first = None;
+    rayon::scope(|scope| {
+        for (run, out) in parts[1..].iter().zip(others.iter_mut()) {
+            scope.spawn(move |_| {
+                *out = Some(decode_part(
+                    &data[run.clone()],
+                    position + run.start,
+                    partition,
+                    run.len(),
+                    pipelined,
+                ));
+            });
+        }
+        first = Some(decode_part(
+            &data[parts[0].clone()],
+            position,
+            partition,
+            data.len(),
+            pipelined,
+        ));
+    });
+    let (mut columns, mut walk) = first.expect("the scope ran the first run");
+    for (other, run) in others.into_iter().zip(&parts[1..]) {
+        let (part, part_walk) = other.expect("the scope ran every run");
+        if walk.error.is_some() {
+            // An earlier run stopped: a walk of the whole input never reaches this one.
+            break;
+        }
+        columns.append(part);
+        walk = Walk {
+            valid_bytes: run.start + part_walk.valid_bytes,
+            error: part_walk.error,
+        };
+    }
+    (columns, walk)
+}
+
+/// Decodes `data` in order into columns sized, after the first chunk, for `expected_bytes`
+/// of input like it; `pipelined`: with a second thread checking and decompressing ahead.
+fn decode_part(
+    data: &[u8],
+    position: usize,
+    partition: i32,
+    expected_bytes: usize,
+    pipelined: bool,
+) -> (Columns, Walk) {
     let mut columns = Columns::new();
     let mut first = true;
-    let walk = LogReader::new(data, position).chunks(CHUNK_BYTES, |chunk, checked| {
+    let consume = |chunk: &Chunk<'_>, checked: usize| {
         chunk.process(position, |batch, records| {
             for record in records {
                 let record = record?;
@@ -141,15 +233,116 @@ fn decode_columns(data: &[u8], position: usize, partition: i32) -> (Columns, Wal
             Ok(())
         })?;
         if first {
-            // Size every column for the whole log from what its first chunk held, so that
-            // the columns do not grow (and copy) step by step.
+            // Size every column from what its first chunk held, so that the columns do not
+            // grow (and copy) step by step.
             let done = checked.max(1);
-            columns.reserve(data.len().saturating_sub(done) as f64 / done as f64);
+            columns.reserve(expected_bytes.saturating_sub(done) as f64 / done as f64);
             first = false;
         }
         Ok(())
-    });
+    };
+    let reader = LogReader::new(data, position);
+    let walk = if pipelined {
+        reader.chunks(CHUNK_BYTES, consume)
+    } else {
+        reader.chunks_on_this_thread(CHUNK_BYTES, consume)
+    };
     (columns, walk)
+}
+
+/// Columns that take another column's rows after their own. Padding is lazy (rows not set
+/// are filled in when the column is finished), so both sides are first padded to their row
+/// counts: `len` and `other_len`.
+trait Append {
+    fn append(&mut self, len: usize, other: Self, other_len: usize);
+}
+
+fn append_nulls(nulls: &mut NullBufferBuilder, mut other: NullBufferBuilder) {
+    let len = other.len();
+    match other.finish() {
+        Some(other) => nulls.append_buffer(&other),
+        None => nulls.append_n_non_nulls(len),
+    }
+}
+
+/// Appends offsets that start at 0 (the first is skipped) to offsets that end at `base`.
+fn append_offsets(offsets: &mut Vec<i32>, other: &[i32]) {
+    let base = offsets.last().copied().unwrap_or(0);
+    offsets.extend(other[1..].iter().map(|o| o.wrapping_add(base)));
+}
+
+impl<T: ArrowNativeType> Append for Primitive<T> {
+    fn append(&mut self, len: usize, mut other: Self, other_len: usize) {
+        self.pad(len);
+        other.pad(other_len);
+        self.values.extend_from_slice(&other.values);
+        append_nulls(&mut self.nulls, other.nulls);
+    }
+}
+
+impl Append for Variable {
+    fn append(&mut self, len: usize, mut other: Self, other_len: usize) {
+        self.pad(len);
+        other.pad(other_len);
+        append_offsets(&mut self.offsets, &other.offsets);
+        self.data.extend_from_slice(&other.data);
+        append_nulls(&mut self.nulls, other.nulls);
+    }
+}
+
+impl Append for Utf8 {
+    fn append(&mut self, len: usize, other: Self, other_len: usize) {
+        self.0.append(len, other.0, other_len);
+    }
+}
+
+impl Append for Lists {
+    fn append(&mut self, len: usize, mut other: Self, other_len: usize) {
+        self.pad(len);
+        other.pad(other_len);
+        append_offsets(&mut self.offsets, &other.offsets);
+        append_nulls(&mut self.nulls, other.nulls);
+    }
+}
+
+impl Append for TopicPartitions {
+    fn append(&mut self, len: usize, other: Self, other_len: usize) {
+        self.lists.append(len, other.lists, other_len);
+        let (topics, other_topics) = (self.topics.len(), other.topics.len());
+        self.topics.append(topics, other.topics, other_topics);
+        // `partition_offsets` index `partitions` itself, one per topic: no padding.
+        append_offsets(&mut self.partition_offsets, &other.partition_offsets);
+        self.partitions.extend_from_slice(&other.partitions);
+    }
+}
+
+impl Append for Members {
+    fn append(&mut self, len: usize, other: Self, other_len: usize) {
+        self.lists.append(len, other.lists, other_len);
+        let (members, other_members) = (self.member_id.len(), other.member_id.len());
+        self.member_id
+            .append(members, other.member_id, other_members);
+        self.group_instance_id
+            .append(members, other.group_instance_id, other_members);
+        self.client_id
+            .append(members, other.client_id, other_members);
+        self.client_host
+            .append(members, other.client_host, other_members);
+        self.rebalance_timeout
+            .extend_from_slice(&other.rebalance_timeout);
+        self.session_timeout
+            .extend_from_slice(&other.session_timeout);
+        self.subscription
+            .append(members, other.subscription, other_members);
+        self.assignment
+            .append(members, other.assignment, other_members);
+        self.subscribed
+            .append(members, other.subscribed, other_members);
+        let (topics, other_topics) = (self.subscribed_topics.len(), other.subscribed_topics.len());
+        self.subscribed_topics
+            .append(topics, other.subscribed_topics, other_topics);
+        self.assigned.append(members, other.assigned, other_members);
+    }
 }
 
 /// Columns that can make room for `factor` times what they hold.
@@ -785,6 +978,54 @@ impl Columns {
         }
     }
 
+    /// Takes `other`'s rows after this one's.
+    fn append(&mut self, other: Columns) {
+        let (rows, other_rows) = (self.rows, other.rows);
+        self.rows += other_rows;
+        self.partition.extend_from_slice(&other.partition);
+        self.offset.extend_from_slice(&other.offset);
+        self.timestamp.extend_from_slice(&other.timestamp);
+        self.batch_position.extend_from_slice(&other.batch_position);
+        self.producer_id.extend_from_slice(&other.producer_id);
+        self.producer_epoch.extend_from_slice(&other.producer_epoch);
+        self.is_transactional
+            .extend_from_slice(&other.is_transactional);
+        self.is_tombstone.extend_from_slice(&other.is_tombstone);
+        self.control.append(rows, other.control, other_rows);
+        self.record_type.append(rows, other.record_type, other_rows);
+        self.value_version
+            .append(rows, other.value_version, other_rows);
+        self.group.append(rows, other.group, other_rows);
+        self.topic.append(rows, other.topic, other_rows);
+        self.key_partition
+            .append(rows, other.key_partition, other_rows);
+        self.member_id.append(rows, other.member_id, other_rows);
+        self.committed_offset
+            .append(rows, other.committed_offset, other_rows);
+        self.leader_epoch
+            .append(rows, other.leader_epoch, other_rows);
+        self.metadata.append(rows, other.metadata, other_rows);
+        self.commit_timestamp
+            .append(rows, other.commit_timestamp, other_rows);
+        self.expire_timestamp
+            .append(rows, other.expire_timestamp, other_rows);
+        self.protocol_type
+            .append(rows, other.protocol_type, other_rows);
+        self.generation.append(rows, other.generation, other_rows);
+        self.protocol.append(rows, other.protocol, other_rows);
+        self.leader.append(rows, other.leader, other_rows);
+        self.current_state_timestamp
+            .append(rows, other.current_state_timestamp, other_rows);
+        self.members.append(rows, other.members, other_rows);
+        self.epoch.append(rows, other.epoch, other_rows);
+        self.topic_partitions
+            .append(rows, other.topic_partitions, other_rows);
+        self.consumer_group_fields
+            .append(rows, other.consumer_group_fields, other_rows);
+        self.raw_key.append(rows, other.raw_key, other_rows);
+        self.raw_value.append(rows, other.raw_value, other_rows);
+    }
+
     fn finish(self) -> Result<RecordBatch, ArrowError> {
         let schema = schema();
         let rows = self.rows;
@@ -997,6 +1238,127 @@ mod tests {
     use arrow_array::types::{Int32Type, Int64Type};
     use arrow_array::Array;
 
+    use crate::codec::batch::{write_batch, write_control_batch, BatchHeader, ControlMarker};
+    use crate::codec::compression::Compression;
+
+    /// Key and value of reference vectors: a `consumer` group with one member (subscription
+    /// and assignment decoded), an offset commit.
+    fn vectors() -> [Vec<u8>; 4] {
+        let key = hex("0002001b6b61666b6573632d646576636c75737465722d67726f75702d6964");
+        let value = hex(
+            "00030008636f6e73756d657200000007000572616e6765002c72646b61666b61\
+             2d39663466633162302d316437642d343437312d393065382d65306636346633\
+             6339643966000001857ee10d9500000001002c72646b61666b612d3966346663\
+             3162302d316437642d343437312d393065382d653066363466336339643966ff\
+             ff000772646b61666b61000b2f3137322e31382e302e31000493e00000afc800\
+             000013000100000001000374303100000000000000000000001f000000000001\
+             00037430310000000300000000000000010000000200000000",
+        );
+        let okey =
+            hex("0001001b6b61666b6573632d646576636c75737465722d67726f75702d6964000374303100000000");
+        let oval = hex("0003000000000000006affffffff00000000018579eff58c");
+        [key, value, okey, oval]
+    }
+
+    /// `batches` batches cycling through what a log holds: group metadata with members whose
+    /// consumer protocol decodes and members whose does not, offset commits, tombstones,
+    /// opaque records, transaction markers; every third batch compressed, from batch
+    /// `first_compressed` on.
+    fn mixed_log(batches: usize, first_compressed: usize) -> Vec<u8> {
+        let [key, value, okey, oval] = vectors();
+        let opaque_key = [0u8, 99, 1, 2];
+        let mut bad_member = value.clone();
+        // The value ends with the member's subscription (an int32 length, then 19 bytes:
+        // version, topic count, ...) and assignment (length, 31 bytes); a topic count too
+        // large for the subscription's bytes leaves its topics unread.
+        let count = bad_member.len() - 58 + 4 + 2;
+        bad_member[count..count + 4].copy_from_slice(&[0x7f; 4]);
+        let mut log = Vec::new();
+        let mut offset = 0;
+        for n in 0..batches {
+            let records: Vec<(Option<&[u8]>, Option<&[u8]>)> = match n % 5 {
+                0 => vec![(Some(&key), Some(&value)), (Some(&okey), Some(&oval))],
+                1 => vec![(Some(&okey), None), (Some(&key), Some(&bad_member))],
+                2 => vec![
+                    (Some(&opaque_key), Some(&[1, 2, 3])),
+                    (Some(&okey), Some(&oval)),
+                ],
+                3 => vec![(Some(&okey), Some(&oval)); 3],
+                _ => vec![],
+            };
+            let header = BatchHeader {
+                compression: if n % 3 == first_compressed {
+                    Compression::Zstd
+                } else {
+                    Compression::None
+                },
+                ..BatchHeader::plain(offset, 1_000 + n as i64)
+            };
+            let batch = if records.is_empty() {
+                let marker = ControlMarker {
+                    commit: true,
+                    coordinator_epoch: 1,
+                };
+                write_control_batch(&header, marker)
+            } else {
+                write_batch(&header, &records)
+            };
+            offset += records.len().max(1) as i64;
+            log.extend(batch.unwrap());
+        }
+        log
+    }
+
+    #[test]
+    fn runs_decoded_side_by_side_give_the_rows_of_one_decode() {
+        let log = mixed_log(200, 1);
+        let (serial, walk) = decode_arrow_in_runs(&log, 9, 4, 1, 1);
+        assert!(walk.error.is_none());
+        let serial = serial.unwrap();
+        assert_eq!(serial.num_rows(), 40 * 10);
+        let members = serial.column_by_name("members").unwrap().as_list::<i32>();
+        let member = members.value(3);
+        let member = member.as_struct();
+        let subscribed = member.column_by_name("subscribed_topics").unwrap();
+        assert!(
+            subscribed.is_null(0),
+            "the unreadable subscription is a null list"
+        );
+        let assigned = member.column_by_name("assigned_partitions").unwrap();
+        assert!(assigned.is_valid(0), "its assignment still decodes");
+        for threads in [2, 3, 7] {
+            assert_eq!(split_at_batches(&log, threads, 1 << 10).len(), threads);
+            let (runs, walk) = decode_arrow_in_runs(&log, 9, 4, threads, 1 << 10);
+            assert!(walk.error.is_none());
+            assert_eq!(walk.valid_bytes, log.len());
+            assert_eq!(runs.unwrap(), serial, "{threads} threads");
+        }
+        // Compressed runs take two threads each, one decompressing ahead.
+        let log = mixed_log(200, 0);
+        let (serial, _) = decode_arrow_in_runs(&log, 9, 4, 1, 1);
+        let (runs, walk) = decode_arrow_in_runs(&log, 9, 4, 6, 1 << 10);
+        assert!(walk.error.is_none());
+        assert_eq!(runs.unwrap(), serial.unwrap());
+    }
+
+    #[test]
+    fn runs_stop_where_one_decode_stops() {
+        let log = mixed_log(200, 1);
+        for corrupt_at in [log.len() / 10, log.len() / 2, log.len() - 30] {
+            let mut data = log.clone();
+            data[corrupt_at] ^= 0x40;
+            let (serial, serial_walk) = decode_arrow_in_runs(&data, 9, 4, 1, 1);
+            let (runs, walk) = decode_arrow_in_runs(&data, 9, 4, 4, 1 << 10);
+            assert!(serial_walk.error.is_some());
+            assert_eq!(walk.valid_bytes, serial_walk.valid_bytes);
+            assert_eq!(
+                walk.error.map(|e| e.to_string()),
+                serial_walk.error.map(|e| e.to_string())
+            );
+            assert_eq!(runs.unwrap(), serial.unwrap(), "corrupt at {corrupt_at}");
+        }
+    }
+
     #[test]
     fn group_metadata_rows_carry_members_and_assignments() {
         let key = hex("0002001b6b61666b6573632d646576636c75737465722d67726f75702d6964");
@@ -1021,7 +1383,7 @@ mod tests {
             ],
         )
         .unwrap();
-        let (rb, walk) = decode_arrow(&batch, 0, 3);
+        let (rb, walk) = decode_arrow(&batch, 0, 3, 1);
         assert!(walk.error.is_none());
         let rb = rb.unwrap();
         assert_eq!(rb.num_rows(), 3);

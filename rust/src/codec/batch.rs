@@ -27,6 +27,7 @@
 //! Segment files and fetch responses are plain concatenations of batches; every magic starts
 //! with the same 17 bytes (offset, length, leader epoch, magic), so a reader peeks the magic.
 
+use std::ops::Range;
 use std::sync::mpsc;
 
 use crate::codec::compression::{Compression, Decompressor};
@@ -206,6 +207,39 @@ fn frames(data: &[u8]) -> impl Iterator<Item = &[u8]> {
         rest = &rest[size..];
         Some(batch)
     })
+}
+
+/// Whether the first batch of `data` has its records compressed (from its attributes alone).
+pub fn starts_compressed(data: &[u8]) -> bool {
+    // Legacy messages: crc, magic, then one attributes byte; magic 2: an int16 at 21.
+    let attributes = match data.get(MAGIC_OFFSET) {
+        Some(0 | 1) => data.get(MAGIC_OFFSET + 1),
+        Some(2) => data.get(ATTRIBUTES_OFFSET + 1),
+        _ => None,
+    };
+    attributes.is_some_and(|a| i16::from(*a) & COMPRESSION_MASK != 0)
+}
+
+/// Cuts `data` into at most `parts` runs of whole batches of about equal size, none shorter
+/// than `min_bytes`, by the length prefixes alone: each run's own walk checks its batches.
+/// Where the prefixes stop making sense the last run takes the rest, so that a walk of it
+/// stops where a walk of the whole input would.
+pub fn split_at_batches(data: &[u8], parts: usize, min_bytes: usize) -> Vec<Range<usize>> {
+    let parts = parts.min(data.len() / min_bytes.max(1)).max(1);
+    let share = data.len() / parts;
+    let mut cuts = vec![0];
+    let mut at = 0;
+    for frame in frames(data) {
+        if cuts.len() == parts {
+            break;
+        }
+        at += frame.len();
+        if at >= cuts.len() * share && data.len() - at >= min_bytes {
+            cuts.push(at);
+        }
+    }
+    cuts.push(data.len());
+    cuts.windows(2).map(|w| w[0]..w[1]).collect()
 }
 
 /// A benchmark ceiling: the CRC-32C of every batch (bytes 21 to its end, as a magic-2 reader
@@ -448,13 +482,7 @@ impl<'d> LogReader<'d> {
         mut consume: impl FnMut(&Chunk<'d>, usize) -> std::result::Result<(), Walk>,
     ) -> Walk {
         if self.data.len() - self.at < PIPELINE_BYTES {
-            let mut chunk = Chunk::default();
-            while self.fill(&mut chunk, budget) {
-                if let Err(walk) = consume(&chunk, self.at) {
-                    return walk;
-                }
-            }
-            return self.finish();
+            return self.chunks_on_this_thread(budget, consume);
         }
         std::thread::scope(|scope| {
             // One chunk waiting while one is filled and one consumed; consumed chunks go back to
@@ -487,6 +515,22 @@ impl<'d> LogReader<'d> {
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             stopped.unwrap_or_else(|| reader.finish())
         })
+    }
+
+    /// [`LogReader::chunks`] with every chunk checked and decompressed on the calling thread,
+    /// for callers that already keep every core busy.
+    pub fn chunks_on_this_thread(
+        mut self,
+        budget: usize,
+        mut consume: impl FnMut(&Chunk<'d>, usize) -> std::result::Result<(), Walk>,
+    ) -> Walk {
+        let mut chunk = Chunk::default();
+        while self.fill(&mut chunk, budget) {
+            if let Err(walk) = consume(&chunk, self.at) {
+                return walk;
+            }
+        }
+        self.finish()
     }
 
     /// Where the walk ended: after every batch, or at the corrupt one.
@@ -1453,6 +1497,56 @@ mod tests {
         let good = log.len();
         log.extend_from_slice(&log[..40].to_vec());
         (log, good)
+    }
+
+    #[test]
+    fn runs_are_cut_between_batches_of_about_equal_size() {
+        let header = BatchHeader::plain(0, 5);
+        let mut log = Vec::new();
+        let mut starts = Vec::new();
+        for n in 0..60 {
+            starts.push(log.len());
+            let value = vec![b'v'; 10 + n * 7];
+            log.extend(write_batch(&header, &[(Some(b"k"), Some(&value))]).unwrap());
+        }
+        let runs = split_at_batches(&log, 4, 1000);
+        assert_eq!(runs.len(), 4);
+        assert_eq!(runs[0].start, 0);
+        assert_eq!(runs.last().unwrap().end, log.len());
+        for w in runs.windows(2) {
+            assert_eq!(w[0].end, w[1].start);
+            assert!(starts.contains(&w[1].start), "cut inside a batch");
+        }
+        for run in &runs {
+            assert!(
+                run.len().abs_diff(log.len() / 4) < 700,
+                "{run:?} of {}",
+                log.len()
+            );
+        }
+        let long = split_at_batches(&log, 4, log.len() / 3);
+        assert!((2..=3).contains(&long.len()));
+        assert!(long.iter().all(|run| run.len() >= log.len() / 3));
+        assert_eq!(split_at_batches(&log, 1, 1), vec![0..log.len()]);
+        // A length prefix that makes no sense: the run before it takes the rest.
+        let mut broken = log.clone();
+        broken[starts[20] + LENGTH_OFFSET..starts[20] + LOG_OVERHEAD].copy_from_slice(&[0xff; 4]);
+        let runs = split_at_batches(&broken, 4, 1000);
+        assert!(runs.len() <= 2 && runs.last().unwrap().end == log.len());
+        assert!(runs.last().unwrap().start <= starts[20]);
+    }
+
+    #[test]
+    fn a_batch_says_whether_it_is_compressed() {
+        let plain = BatchHeader::plain(0, 5);
+        let gzip = BatchHeader {
+            compression: Compression::Gzip,
+            ..BatchHeader::plain(0, 5)
+        };
+        let records = [(Some(&b"k"[..]), Some(&b"v"[..]))];
+        assert!(!starts_compressed(&write_batch(&plain, &records).unwrap()));
+        assert!(starts_compressed(&write_batch(&gzip, &records).unwrap()));
+        assert!(!starts_compressed(&[]));
     }
 
     #[test]

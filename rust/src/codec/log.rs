@@ -266,7 +266,7 @@ mod tests {
                     .is_none(),
                 "round {round}: the valid prefix must decode cleanly"
             );
-            let (batch, walk) = crate::codec::arrow::decode_arrow(&data, 100, 0);
+            let (batch, walk) = crate::codec::arrow::decode_arrow(&data, 100, 0, 1);
             assert_eq!(
                 walk.valid_bytes, decoded.valid_bytes,
                 "round {round}: Arrow and records stop at the same batch"

@@ -1918,9 +1918,16 @@ fn log_to_arrow<'py>(
     position: usize,
     partition: i32,
     stop_at_corruption: bool,
+    threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyAny>> {
     use arrow_pyarrow::ToPyArrow;
-    let (batch, walk) = py.detach(|| crate::codec::arrow::decode_arrow(data, position, partition));
+    let threads = match threads {
+        None => crate::codec::arrow::default_threads(),
+        Some(0) => return Err(PyValueError::new_err("threads must be at least 1")),
+        Some(n) => n,
+    };
+    let (batch, walk) =
+        py.detach(|| crate::codec::arrow::decode_arrow(data, position, partition, threads));
     if let (Some(error), false) = (walk.error, stop_at_corruption) {
         return Err(error.into());
     }
@@ -1930,8 +1937,8 @@ fn log_to_arrow<'py>(
 /// Decode every record of a `__consumer_offsets` log buffer into one pyarrow.RecordBatch.
 #[pyfunction]
 #[pyo3(
-    signature = (data, *, partition = -1, position = 0, stop_at_corruption = false),
-    text_signature = "(data, *, partition=-1, position=0, stop_at_corruption=False)"
+    signature = (data, *, partition = -1, position = 0, stop_at_corruption = false, threads = None),
+    text_signature = "(data, *, partition=-1, position=0, stop_at_corruption=False, threads=None)"
 )]
 fn decode_arrow<'py>(
     py: Python<'py>,
@@ -1939,6 +1946,7 @@ fn decode_arrow<'py>(
     partition: i32,
     position: usize,
     stop_at_corruption: bool,
+    threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let input = Input::from_py(data)?;
     log_to_arrow(
@@ -1947,21 +1955,24 @@ fn decode_arrow<'py>(
         position,
         partition,
         stop_at_corruption,
+        threads,
     )
 }
 
 /// `decode_arrow` of a segment file.
 #[pyfunction]
-#[pyo3(signature = (path, *, partition = None, stop_at_corruption = false))]
+#[pyo3(signature = (path, *, partition = None, stop_at_corruption = false, threads = None))]
 fn decode_segment_arrow<'py>(
     py: Python<'py>,
     path: PathBuf,
     partition: Option<i32>,
     stop_at_corruption: bool,
+    threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let data = read_file(&path)?;
     let partition = partition.unwrap_or_else(|| partition_of(&path));
-    log_to_arrow(py, &data, 0, partition, stop_at_corruption).map_err(|e| with_path(py, e, &path))
+    log_to_arrow(py, &data, 0, partition, stop_at_corruption, threads)
+        .map_err(|e| with_path(py, e, &path))
 }
 
 /// The schema of `decode_arrow`'s record batches, as a pyarrow.Schema.
