@@ -117,10 +117,10 @@ pub fn schema() -> SchemaRef {
 /// record batch of [`schema`]. Like [`crate::codec::log::decode_log`] it stops at the first
 /// corrupt batch or record; the record batch then holds the records of the batches before it.
 ///
-/// `threads` bounds the threads it uses. From twice [`MIN_RUN_BYTES`] of input on, runs of whole
-/// batches are decoded side by side, and the first run's columns then take the others' rows;
-/// a compressed run takes two threads, one decompressing ahead of the one that parses (see
-/// [`LogReader::chunks`]).
+/// `threads` bounds the threads it uses. From twice [`MIN_RUN_BYTES`] of input on, runs of
+/// whole batches are decoded side by side, and the first run's columns then take the others'
+/// rows; a compressed run takes two threads, one decompressing ahead of the one that parses
+/// (see [`LogReader::chunks`]).
 pub fn decode_arrow(
     data: &[u8],
     position: usize,
