@@ -34,7 +34,7 @@ use crate::codec::batch::{
 };
 use crate::codec::consumer_group::Datum;
 use crate::codec::log::{decode_payload, Payload};
-use crate::codec::primitives::Reader;
+use crate::codec::primitives::utf8;
 use crate::codec::records::{GroupMetadataValueRef, KeyRef, ValueRef};
 
 fn topic_partitions_type(topic_name: &str) -> DataType {
@@ -463,7 +463,7 @@ impl Variable {
             )));
         }
         Ok((
-            OffsetBuffer::new(ScalarBuffer::from(self.offsets)),
+            offset_buffer(self.offsets)?,
             Buffer::from_vec(self.data),
             self.nulls.finish(),
         ))
@@ -564,11 +564,29 @@ impl Lists {
         }
         Ok(Arc::new(ListArray::try_new(
             item.clone(),
-            OffsetBuffer::new(ScalarBuffer::from(self.offsets)),
+            offset_buffer(self.offsets)?,
             values,
             self.nulls.finish(),
         )?))
     }
+}
+
+/// A column's offsets as Arrow's. They only ever grow as rows are pushed; this checks so in
+/// one branch-free pass, which the compiler vectorizes, where `OffsetBuffer::new` stops to
+/// branch at every offset.
+fn offset_buffer(offsets: Vec<i32>) -> Result<OffsetBuffer<i32>, ArrowError> {
+    let starts_at_zero_or_more = offsets.first().is_some_and(|&first| first >= 0);
+    let never_decrease = offsets
+        .iter()
+        .zip(offsets.iter().skip(1))
+        .fold(true, |ordered, (a, b)| ordered & (a <= b));
+    if !(starts_at_zero_or_more && never_decrease) {
+        return Err(ArrowError::ComputeError(
+            "column offsets out of order".to_owned(),
+        ));
+    }
+    // SAFETY: checked just above: non-empty, non-negative and never decreasing.
+    Ok(unsafe { OffsetBuffer::new_unchecked(ScalarBuffer::from(offsets)) })
 }
 
 fn list_item(data_type: &DataType) -> Result<&FieldRef, ArrowError> {
@@ -637,14 +655,14 @@ impl TopicPartitions {
     }
 
     fn read_assignment(&mut self, bytes: &[u8]) -> Option<()> {
-        let mut r = Reader::new(bytes, 0);
-        if r.i16().ok()? < 0 {
+        let mut r = ConsumerPayload(bytes);
+        if r.i16()? < 0 {
             return None;
         }
-        for _ in 0..r.array(false, 6).ok()? {
-            let topic = r.str(false).ok()?;
-            let count = r.array(false, 4).ok()?;
-            let partitions = r.take(4 * count, "partitions").ok()?;
+        for _ in 0..r.count(6)? {
+            let topic = r.str()?;
+            let count = r.count(4)?;
+            let partitions = r.take(4 * count)?;
             self.push_topic(
                 topic,
                 partitions
@@ -652,7 +670,7 @@ impl TopicPartitions {
                     .map(|p| i32::from_be_bytes([p[0], p[1], p[2], p[3]])),
             );
         }
-        r.nullable_byte_slice(false).ok()?;
+        r.nullable_bytes()?;
         Some(())
     }
 
@@ -679,6 +697,49 @@ impl TopicPartitions {
             None,
         )?;
         self.lists.finish(rows, item, Arc::new(entries))
+    }
+}
+
+/// A cursor over a consumer-protocol subscription or assignment. One that does not decode
+/// only leaves its member's lists null, so reads give `None` rather than a positioned error.
+struct ConsumerPayload<'a>(&'a [u8]);
+
+impl<'a> ConsumerPayload<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if n > self.0.len() {
+            return None;
+        }
+        let (head, tail) = self.0.split_at(n);
+        self.0 = tail;
+        Some(head)
+    }
+
+    fn i16(&mut self) -> Option<i16> {
+        let b = self.take(2)?;
+        Some(i16::from_be_bytes([b[0], b[1]]))
+    }
+
+    fn i32(&mut self) -> Option<i32> {
+        let b = self.take(4)?;
+        Some(i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// An array count whose elements, of at least `min_element_size` bytes, fit what is left.
+    fn count(&mut self, min_element_size: usize) -> Option<usize> {
+        let n = usize::try_from(self.i32()?).ok()?;
+        (n.checked_mul(min_element_size)? <= self.0.len()).then_some(n)
+    }
+
+    fn str(&mut self) -> Option<&'a str> {
+        let n = usize::try_from(self.i16()?).ok()?;
+        utf8(self.take(n)?).ok()
+    }
+
+    fn nullable_bytes(&mut self) -> Option<Option<&'a [u8]>> {
+        match self.i32()? {
+            -1 => Some(None),
+            n => Some(Some(self.take(usize::try_from(n).ok()?)?)),
+        }
     }
 }
 
@@ -742,13 +803,13 @@ impl Members {
     fn push_subscribed_topics(&mut self, member: usize, bytes: &[u8]) {
         self.subscribed.pad(member);
         let mark = self.subscribed_topics.mark();
-        let mut r = Reader::new(bytes, 0);
+        let mut r = ConsumerPayload(bytes);
         let read = (|| {
-            if r.i16().ok()? < 0 {
+            if r.i16()? < 0 {
                 return None;
             }
-            for _ in 0..r.array(false, 2).ok()? {
-                self.subscribed_topics.push(r.str(false).ok()?);
+            for _ in 0..r.count(2)? {
+                self.subscribed_topics.push(r.str()?);
             }
             Some(())
         })();
