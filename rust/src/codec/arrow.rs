@@ -370,6 +370,7 @@ impl<T: ArrowNativeType> Primitive<T> {
         }
     }
 
+    #[inline]
     fn set(&mut self, row: usize, value: T) {
         self.pad(row);
         self.values.push(value);
@@ -416,6 +417,7 @@ impl Variable {
         self.offsets.len() - 1
     }
 
+    #[inline]
     fn push(&mut self, value: &[u8]) {
         self.data.extend_from_slice(value);
         self.offsets.push(self.data.len() as i32);
@@ -487,6 +489,7 @@ impl Utf8 {
         self.0.len()
     }
 
+    #[inline]
     fn push(&mut self, value: &str) {
         self.0.push(value.as_bytes());
     }
@@ -536,6 +539,7 @@ impl Lists {
     }
 
     /// Ends a list whose items are the child's up to `items`.
+    #[inline]
     fn push(&mut self, items: usize) {
         self.offsets.push(items as i32);
         self.nulls.append_non_null();

@@ -18,6 +18,7 @@ pub struct Reader<'a> {
 
 macro_rules! read_be {
     ($name:ident, $t:ty, $what:literal) => {
+        #[inline]
         pub fn $name(&mut self) -> Result<$t> {
             let bytes = self.take(std::mem::size_of::<$t>(), $what)?;
             let mut buf = [0u8; std::mem::size_of::<$t>()];
@@ -54,18 +55,25 @@ impl<'a> Reader<'a> {
     }
 
     /// The next `n` bytes.
+    #[inline]
     pub fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8]> {
         if n > self.remaining() {
-            return Err(Error::Truncated {
-                position: self.position(),
-                needed: n,
-                available: self.remaining(),
-                what: what.to_owned(),
-            });
+            return Err(self.truncated(n, what));
         }
         let out = &self.data[self.pos..self.pos + n];
         self.pos += n;
         Ok(out)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn truncated(&self, needed: usize, what: &str) -> Error {
+        Error::Truncated {
+            position: self.position(),
+            needed,
+            available: self.remaining(),
+            what: what.to_owned(),
+        }
     }
 
     /// A reader over the next `n` bytes, advancing past them.
@@ -87,7 +95,14 @@ impl<'a> Reader<'a> {
     read_be!(u32, u32, "uint32");
 
     /// An unsigned LEB128 varint of at most 5 bytes (Kafka's `readUnsignedVarint`).
+    #[inline]
     pub fn uvarint(&mut self) -> Result<u32> {
+        if let Some(&b) = self.data.get(self.pos) {
+            if b < 0x80 {
+                self.pos += 1;
+                return Ok(u32::from(b));
+            }
+        }
         let start = self.position();
         let mut value: u32 = 0;
         for i in 0..5 {
@@ -138,14 +153,24 @@ impl<'a> Reader<'a> {
     }
 
     /// A length-prefixed field: `len` from the prefix, -1 meaning null.
+    #[inline]
     fn sized(&mut self, len: i64, what: &str) -> Result<Option<&'a [u8]>> {
-        match len {
-            -1 => Ok(None),
-            n if n < 0 => Err(self.corrupt(format!("negative length {n} for {what}"))),
-            n => usize::try_from(n)
-                .map_err(|_| self.corrupt(format!("length {n} of {what} too large")))
-                .and_then(|n| self.take(n, what))
-                .map(Some),
+        if len == -1 {
+            return Ok(None);
+        }
+        match usize::try_from(len) {
+            Ok(n) => self.take(n, what).map(Some),
+            Err(_) => Err(self.bad_length(len, what)),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn bad_length(&self, len: i64, what: &str) -> Error {
+        if len < 0 {
+            self.corrupt(format!("negative length {len} for {what}"))
+        } else {
+            self.corrupt(format!("length {len} of {what} too large"))
         }
     }
 
