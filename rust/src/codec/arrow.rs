@@ -1424,6 +1424,126 @@ mod tests {
         }
     }
 
+    /// Every cut and every damaged byte of a member's subscription and assignment: nothing
+    /// panics, a payload that does not decode leaves that member's list null (nothing of it
+    /// half-written into the shared child columns), and one that does gives its topics.
+    #[test]
+    fn damaged_consumer_payloads_leave_their_lists_null() {
+        use crate::codec::records::{
+            encode_assignment, encode_subscription, ConsumerProtocolAssignment,
+            ConsumerProtocolSubscription, MemberRef,
+        };
+        let subscription = encode_subscription(&ConsumerProtocolSubscription {
+            version: 1,
+            topics: vec!["orders".into(), "payments".into()],
+            user_data: Some(vec![7; 3]),
+            owned_partitions: vec![("orders".into(), vec![0, 2])],
+            generation_id: -1,
+            rack_id: None,
+        })
+        .unwrap();
+        let assignment = encode_assignment(&ConsumerProtocolAssignment {
+            version: 1,
+            assigned_partitions: vec![("orders".into(), vec![0, 2]), ("payments".into(), vec![1])],
+            user_data: Some(vec![9; 2]),
+        })
+        .unwrap();
+        // Cuts of each payload, then each byte of each payload set to 0xff and to 0x7f.
+        let mut payloads: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        for n in 0..=subscription.len().max(assignment.len()) {
+            let cut = |p: &[u8]| p[..n.min(p.len())].to_vec();
+            payloads.push((cut(&subscription), cut(&assignment)));
+        }
+        for i in 0..subscription.len().max(assignment.len()) {
+            for b in [0xff, 0x7f] {
+                let mut damaged = (subscription.clone(), assignment.clone());
+                for p in [&mut damaged.0, &mut damaged.1] {
+                    if let Some(byte) = p.get_mut(i) {
+                        *byte = b;
+                    }
+                }
+                payloads.push(damaged);
+            }
+        }
+        let group = GroupMetadataValueRef {
+            protocol_type: "consumer",
+            generation: 1,
+            protocol: Some("range"),
+            leader: None,
+            current_state_timestamp: -1,
+            members: payloads
+                .iter()
+                .map(|(s, a)| MemberRef {
+                    member_id: "m",
+                    group_instance_id: None,
+                    client_id: "c",
+                    client_host: "/h",
+                    rebalance_timeout: 1,
+                    session_timeout: 1,
+                    subscription: s,
+                    assignment: a,
+                })
+                .collect(),
+            version: 3,
+        };
+        let mut members = Members::new();
+        members.set(0, &group);
+        let data_type = schema()
+            .field_with_name("members")
+            .unwrap()
+            .data_type()
+            .clone();
+        let column = members.finish(1, &data_type).unwrap();
+        let rows = column.as_list::<i32>().value(0);
+        let rows = rows.as_struct();
+        let subscribed = rows
+            .column_by_name("subscribed_topics")
+            .unwrap()
+            .as_list::<i32>();
+        let assigned = rows
+            .column_by_name("assigned_partitions")
+            .unwrap()
+            .as_list::<i32>();
+        let mut decoded = (0, 0);
+        for (i, (s, a)) in payloads.iter().enumerate() {
+            match crate::codec::records::decode_subscription(s, 0) {
+                Ok(full) => {
+                    let topics = subscribed.value(i);
+                    let topics: Vec<&str> = topics.as_string::<i32>().iter().flatten().collect();
+                    assert_eq!(topics, full.topics, "member {i}");
+                    decoded.0 += 1;
+                }
+                // The cursor reads only up to the topics; past them a cut still gives them.
+                Err(_) if subscribed.is_valid(i) => {
+                    let topics = subscribed.value(i);
+                    assert_eq!(topics.as_string::<i32>().value(0), "orders", "member {i}");
+                }
+                Err(_) => {}
+            }
+            match crate::codec::records::decode_assignment(a, 0) {
+                Ok(full) => {
+                    let list = assigned.value(i);
+                    let list = list.as_struct();
+                    let topics: Vec<&str> =
+                        list.column(0).as_string::<i32>().iter().flatten().collect();
+                    let expected: Vec<&str> = full
+                        .assigned_partitions
+                        .iter()
+                        .map(|(t, _)| t.as_str())
+                        .collect();
+                    assert_eq!(topics, expected, "member {i}");
+                    decoded.1 += 1;
+                }
+                Err(_) => assert!(assigned.is_null(i), "member {i}: {a:?}"),
+            }
+        }
+        assert!(
+            decoded.0 > 1 && decoded.1 > 1,
+            "some payloads still decode: {decoded:?}"
+        );
+        assert!(subscribed.null_count() > 0 && assigned.null_count() > 0);
+    }
+
     #[test]
     fn group_metadata_rows_carry_members_and_assignments() {
         let key = hex("0002001b6b61666b6573632d646576636c75737465722d67726f75702d6964");
