@@ -320,28 +320,43 @@ impl Append for Members {
     fn append(&mut self, len: usize, other: Self, other_len: usize) {
         self.lists.append(len, other.lists, other_len);
         let (members, other_members) = (self.member_id.len(), other.member_id.len());
-        self.member_id
-            .append(members, other.member_id, other_members);
-        self.group_instance_id
-            .append(members, other.group_instance_id, other_members);
-        self.client_id
-            .append(members, other.client_id, other_members);
-        self.client_host
-            .append(members, other.client_host, other_members);
-        self.rebalance_timeout
-            .extend_from_slice(&other.rebalance_timeout);
-        self.session_timeout
-            .extend_from_slice(&other.session_timeout);
-        self.subscription
-            .append(members, other.subscription, other_members);
-        self.assignment
-            .append(members, other.assignment, other_members);
-        self.subscribed
-            .append(members, other.subscribed, other_members);
-        let (topics, other_topics) = (self.subscribed_topics.len(), other.subscribed_topics.len());
-        self.subscribed_topics
-            .append(topics, other.subscribed_topics, other_topics);
-        self.assigned.append(members, other.assigned, other_members);
+        let Members {
+            subscribed: other_subscribed,
+            subscribed_topics: other_subscribed_topics,
+            assigned: other_assigned,
+            ..
+        } = other;
+        // The decoded lists on one thread, the member fields on another: members are most of
+        // the rows' bytes.
+        rayon::join(
+            || {
+                self.subscribed
+                    .append(members, other_subscribed, other_members);
+                let (topics, other_topics) =
+                    (self.subscribed_topics.len(), other_subscribed_topics.len());
+                self.subscribed_topics
+                    .append(topics, other_subscribed_topics, other_topics);
+                self.assigned.append(members, other_assigned, other_members);
+            },
+            || {
+                self.member_id
+                    .append(members, other.member_id, other_members);
+                self.group_instance_id
+                    .append(members, other.group_instance_id, other_members);
+                self.client_id
+                    .append(members, other.client_id, other_members);
+                self.client_host
+                    .append(members, other.client_host, other_members);
+                self.rebalance_timeout
+                    .extend_from_slice(&other.rebalance_timeout);
+                self.session_timeout
+                    .extend_from_slice(&other.session_timeout);
+                self.subscription
+                    .append(members, other.subscription, other_members);
+                self.assignment
+                    .append(members, other.assignment, other_members);
+            },
+        );
     }
 }
 
@@ -1044,9 +1059,20 @@ impl Columns {
     }
 
     /// Takes `other`'s rows after this one's.
-    fn append(&mut self, other: Columns) {
+    fn append(&mut self, mut other: Columns) {
         let (rows, other_rows) = (self.rows, other.rows);
         self.rows += other_rows;
+        // Members are most of the bytes to copy: they go side by side with the rest.
+        let other_members = std::mem::replace(&mut other.members, Members::new());
+        let mut members = std::mem::replace(&mut self.members, Members::new());
+        rayon::join(
+            || members.append(rows, other_members, other_rows),
+            || self.append_all_but_members(rows, other, other_rows),
+        );
+        self.members = members;
+    }
+
+    fn append_all_but_members(&mut self, rows: usize, other: Columns, other_rows: usize) {
         self.partition.extend_from_slice(&other.partition);
         self.offset.extend_from_slice(&other.offset);
         self.timestamp.extend_from_slice(&other.timestamp);
@@ -1081,7 +1107,6 @@ impl Columns {
         self.leader.append(rows, other.leader, other_rows);
         self.current_state_timestamp
             .append(rows, other.current_state_timestamp, other_rows);
-        self.members.append(rows, other.members, other_rows);
         self.epoch.append(rows, other.epoch, other_rows);
         self.topic_partitions
             .append(rows, other.topic_partitions, other_rows);
