@@ -97,12 +97,6 @@ impl<'a> Reader<'a> {
     /// An unsigned LEB128 varint of at most 5 bytes (Kafka's `readUnsignedVarint`).
     #[inline]
     pub fn uvarint(&mut self) -> Result<u32> {
-        if let Some(&b) = self.data.get(self.pos) {
-            if b < 0x80 {
-                self.pos += 1;
-                return Ok(u32::from(b));
-            }
-        }
         let start = self.position();
         let mut value: u32 = 0;
         for i in 0..5 {
