@@ -3,6 +3,7 @@ compression, cross-checks against kafka-python's record parser, and corrupt inpu
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -134,6 +135,39 @@ def test_iterating_a_corrupt_log_gives_the_valid_prefix_first(tmp_path: Path) ->
     with pytest.raises(CorruptRecordError) as info:
         list(codec.iter_segment(path))
     assert any(str(path) in note for note in getattr(info.value, "__notes__", []))
+
+
+def test_a_read_ahead_iteration_stops_at_a_record_that_does_not_decode() -> None:
+    """A long log is checked and decompressed a chunk ahead on a second thread, which reads on
+    past a batch whose CRC holds but whose record key does not decode: the iteration still gives
+    every record before that batch, raises once, and ends there."""
+    head = _log_of_many_chunks()
+    bad_key = codec.write_batch([(b"\x00\x01\x00", None)], base_offset=6000, timestamp=1)
+    log = head + bad_key + head
+    with pytest.raises(CorruptRecordError) as whole:
+        codec.decode_records(log)
+    assert whole.value.position == len(head)
+    iterator = codec.iter_records(log)
+    got = []
+    with pytest.raises(CorruptRecordError) as info:
+        for record in iterator:
+            got.append(record.offset)
+    assert info.value.position == len(head) and "record at offset 6000" in info.value.reason
+    assert got == list(range(6000))
+    assert next(iterator, None) is None
+    assert len(list(codec.iter_records(log, stop_at_corruption=True))) == 6000
+
+
+def test_an_iterator_dropped_midway_stops_reading_ahead() -> None:
+    """An iterator left after its first record takes its read-ahead thread with it."""
+    log = _log_of_many_chunks()
+    threads = len(os.listdir("/proc/self/task"))
+    for _ in range(20):
+        iterator = codec.iter_records(log, partition=1)
+        assert next(iterator).offset == 0
+        del iterator
+    assert len(os.listdir("/proc/self/task")) == threads
+    assert sum(1 for _ in codec.iter_records(log)) == 6000
 
 
 def test_writer_reproduces_the_coordinator_batch_byte_for_byte() -> None:

@@ -565,7 +565,9 @@ def decode_segment(
 def iter_records(
     data: _Buffer, *, partition: int = -1, position: int = 0, stop_at_corruption: bool = False
 ) -> RecordIterator:
-    """:func:`decode_records` one record at a time, holding few decoded records at once."""
+    """:func:`decode_records` one record at a time, holding few decoded records at once. From
+    1 MiB of input on, a second thread checks and decompresses the next chunk of batches while
+    the current one's records are given."""
 
 def iter_segment(
     path: str | PathLike[str], *, partition: int | None = None, stop_at_corruption: bool = False

@@ -477,44 +477,29 @@ impl<'d> LogReader<'d> {
     /// decompresses the next chunk while `consume` runs on this one, so decompressing a log
     /// overlaps parsing it.
     pub fn chunks(
-        mut self,
+        self,
         budget: usize,
         mut consume: impl FnMut(&Chunk<'d>, usize) -> std::result::Result<(), Walk>,
     ) -> Walk {
-        if self.data.len() - self.at < PIPELINE_BYTES {
+        if !self.worth_a_pipeline() {
             return self.chunks_on_this_thread(budget, consume);
         }
-        std::thread::scope(|scope| {
-            // One chunk waiting while one is filled and one consumed; consumed chunks go back to
-            // the filler so that their buffers are reused.
-            let (filled_tx, filled_rx) = mpsc::sync_channel::<(Chunk<'d>, usize)>(1);
-            let (spent_tx, spent_rx) = mpsc::channel::<Chunk<'d>>();
-            let filler = scope.spawn(move || {
-                let mut chunk = Chunk::default();
-                while self.fill(&mut chunk, budget) {
-                    let checked = self.at;
-                    if filled_tx.send((chunk, checked)).is_err() {
-                        break;
-                    }
-                    chunk = spent_rx.try_recv().unwrap_or_default();
-                }
-                self
-            });
-            let mut stopped = None;
-            while let Ok((chunk, checked)) = filled_rx.recv() {
-                if let Err(walk) = consume(&chunk, checked) {
-                    stopped = Some(walk);
-                    break;
-                }
-                let _ = spent_tx.send(chunk);
+        // SAFETY: the pipeline is finished (its thread joined) before this function returns,
+        // while `data` is still borrowed, and each chunk is only lent to `consume`.
+        let mut pipeline = unsafe { Pipeline::start(self, budget) };
+        while let Some((chunk, checked)) = pipeline.next_chunk() {
+            if let Err(walk) = consume(&chunk, checked) {
+                pipeline.finish();
+                return walk;
             }
-            // Dropping the receiver stops a filler still sending.
-            drop(filled_rx);
-            let reader = filler
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-            stopped.unwrap_or_else(|| reader.finish())
-        })
+            pipeline.recycle(chunk);
+        }
+        pipeline.finish()
+    }
+
+    /// Whether what is left to read is long enough for [`Pipeline`]'s second thread to pay.
+    pub fn worth_a_pipeline(&self) -> bool {
+        self.data.len() - self.at >= PIPELINE_BYTES
     }
 
     /// [`LogReader::chunks`] with every chunk checked and decompressed on the calling thread,
@@ -538,6 +523,83 @@ impl<'d> LogReader<'d> {
         Walk {
             valid_bytes: self.at,
             error: self.error,
+        }
+    }
+}
+
+/// A [`LogReader`] on a thread of its own, checking and decompressing one chunk ahead of its
+/// caller. One chunk waits while the next is filled; chunks given back are refilled, so that
+/// their buffers are reused. [`LogReader::chunks`] runs one for the length of a call; a
+/// Python iterator keeps one between calls.
+pub struct Pipeline {
+    filled: Option<mpsc::Receiver<(Chunk<'static>, usize)>>,
+    spent: mpsc::Sender<Chunk<'static>>,
+    filler: Option<std::thread::JoinHandle<LogReader<'static>>>,
+}
+
+impl Pipeline {
+    /// Starts filling chunks of at most `budget` bytes of records from where `reader` stands.
+    ///
+    /// # Safety
+    /// The input `reader` borrows must stay alive and unchanged until the pipeline is finished
+    /// or dropped (either joins its thread), and no chunk it gave may be used after that.
+    pub unsafe fn start(reader: LogReader<'_>, budget: usize) -> Pipeline {
+        // SAFETY: only the lifetime changes; the caller keeps the input alive (above).
+        let mut reader =
+            unsafe { std::mem::transmute::<LogReader<'_>, LogReader<'static>>(reader) };
+        let (filled_tx, filled_rx) = mpsc::sync_channel(1);
+        let (spent_tx, spent_rx) = mpsc::channel::<Chunk<'static>>();
+        let filler = std::thread::spawn(move || {
+            let mut chunk = Chunk::default();
+            while reader.fill(&mut chunk, budget) {
+                if filled_tx.send((chunk, reader.at)).is_err() {
+                    break;
+                }
+                chunk = spent_rx.try_recv().unwrap_or_default();
+            }
+            reader
+        });
+        Pipeline {
+            filled: Some(filled_rx),
+            spent: spent_tx,
+            filler: Some(filler),
+        }
+    }
+
+    /// The next chunk, with the bytes of the input checked up to its end; `None` after the
+    /// last, at the input's end or before its first corrupt batch.
+    pub fn next_chunk(&mut self) -> Option<(Chunk<'static>, usize)> {
+        self.filled.as_ref()?.recv().ok()
+    }
+
+    /// Gives a consumed chunk back, for its buffers to be refilled.
+    pub fn recycle(&self, chunk: Chunk<'static>) {
+        let _ = self.spent.send(chunk);
+    }
+
+    /// Stops the filler and says where its walk ended: after the last chunk it filled, or at
+    /// the corrupt batch that stopped it.
+    pub fn finish(mut self) -> Walk {
+        match self.stop() {
+            Ok(reader) => reader.finish(),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+
+    fn stop(&mut self) -> std::thread::Result<LogReader<'static>> {
+        // Dropping the receiver ends a filler waiting to send.
+        drop(self.filled.take());
+        self.filler
+            .take()
+            .expect("a pipeline is stopped once")
+            .join()
+    }
+}
+
+impl Drop for Pipeline {
+    fn drop(&mut self) {
+        if self.filler.is_some() {
+            let _ = self.stop();
         }
     }
 }
@@ -1602,6 +1664,35 @@ mod tests {
         assert_eq!(batches, 50);
         assert_eq!(walk.valid_bytes, stop_at);
         assert_eq!(walk.error.and_then(|e| e.position()), Some(stop_at));
+    }
+
+    #[test]
+    fn a_pipeline_dropped_midway_stops_its_filler() {
+        let (log, good) = long_log(120);
+        // Leaked, so that a filler left running (the failure) never reads freed memory.
+        let log: &'static [u8] = Vec::leak(log);
+        let mut pipeline = unsafe { Pipeline::start(LogReader::new(log, 0), CHUNK_BYTES) };
+        let (first, checked) = pipeline.next_chunk().expect("a first chunk");
+        assert!(checked > 0 && checked < good);
+        assert_eq!(
+            first.batches().next().map(|(info, _)| info.position),
+            Some(0)
+        );
+        pipeline.recycle(first);
+        // The filler is a chunk ahead, blocked on its full channel: dropping the pipeline must
+        // wake it and join it, not hang. The drop runs on a thread of its own, waited for with
+        // a bound.
+        let (done_tx, done_rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            drop(pipeline);
+            let _ = done_tx.send(());
+        });
+        assert!(
+            done_rx
+                .recv_timeout(std::time::Duration::from_secs(30))
+                .is_ok(),
+            "dropping a pipeline left its filler running"
+        );
     }
 
     #[test]

@@ -17,7 +17,9 @@ use std::collections::HashMap;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use crate::codec::batch::{self, Batch, BatchHeader, ControlMarker, RecordToWrite};
-use crate::codec::batch::{BatchInfo, LogReader, ReaderState, RecordRef, Records, CHUNK_BYTES};
+use crate::codec::batch::{
+    BatchInfo, LogReader, Pipeline, ReaderState, RecordRef, Records, CHUNK_BYTES,
+};
 use crate::codec::compression::Compression;
 use crate::codec::consumer_group::{self, Datum};
 use crate::codec::log::{decode_payload, Payload};
@@ -1334,16 +1336,29 @@ fn append_batch(
 
 /// A decode into Python objects, a chunk of batches at a time, that keeps no borrow of its
 /// input between chunks: what the iterators of `iter_records` and `iter_segment` are made of.
-/// Checking and decompressing run with the thread detached from the interpreter; building the
-/// objects needs it attached.
+/// Checking and decompressing run with the thread detached from the interpreter (on a second
+/// thread, a chunk ahead, for a long log); building the objects needs it attached.
 struct ObjectDecode {
     position: usize,
     partition: i32,
-    state: ReaderState,
+    source: ChunkSource,
     objects: RecordObjects,
     /// The corrupt batch or record that ended the decode.
     error: Option<Error>,
     finished: bool,
+}
+
+/// Where an [`ObjectDecode`] gets its chunks.
+enum ChunkSource {
+    Unstarted,
+    /// Checked and decompressed when asked for: where the reader stopped.
+    Serial(ReaderState),
+    /// Checked and decompressed a chunk ahead on a second thread, from
+    /// [`batch::PIPELINE_BYTES`] of input on. (The mutex only makes the iterator `Sync`: it is
+    /// reached through `&mut` and never locked.)
+    Pipelined(std::sync::Mutex<Pipeline>),
+    /// A pipeline finished.
+    Stopped,
 }
 
 impl ObjectDecode {
@@ -1351,7 +1366,7 @@ impl ObjectDecode {
         ObjectDecode {
             position,
             partition,
-            state: ReaderState::default(),
+            source: ChunkSource::Unstarted,
             objects: RecordObjects::default(),
             error: None,
             finished: false,
@@ -1360,7 +1375,11 @@ impl ObjectDecode {
 
     /// Appends the records of the next chunk of `data` to `out`; false once the log is done,
     /// at its end or at a corrupt batch (kept in `error`), whose batch adds no record.
-    fn next_chunk(
+    ///
+    /// # Safety
+    /// `data` is the same buffer at every call, alive and unchanged until [`ObjectDecode::stop`]
+    /// has run: a second thread may be reading it between calls.
+    unsafe fn next_chunk(
         &mut self,
         py: Python<'_>,
         data: &[u8],
@@ -1369,24 +1388,84 @@ impl ObjectDecode {
         if self.finished {
             return Ok(false);
         }
-        let (mut reader, mut chunk) =
-            LogReader::resume(data, self.position, std::mem::take(&mut self.state));
-        let filled = py.detach(|| reader.fill(&mut chunk, CHUNK_BYTES));
-        let mut corrupt = None;
-        for (batch, records) in chunk.batches() {
-            if let Err(error) =
-                append_batch(py, out, &mut self.objects, self.partition, batch, records)?
-            {
-                corrupt = Some(error);
-                break;
-            }
+        if let ChunkSource::Unstarted = self.source {
+            let reader = LogReader::new(data, self.position);
+            self.source = if reader.worth_a_pipeline() {
+                // SAFETY: the caller keeps `data` alive and unchanged until `stop` (above).
+                ChunkSource::Pipelined(unsafe { Pipeline::start(reader, CHUNK_BYTES) }.into())
+            } else {
+                ChunkSource::Serial(ReaderState::default())
+            };
         }
-        let (state, error) = reader.suspend(chunk);
-        self.state = state;
-        self.error = corrupt.or(error);
+        // The chunk's records, and the corrupt batch that ended it, if one did.
+        let (objects, partition) = (&mut self.objects, self.partition);
+        let (filled, error) = match &mut self.source {
+            ChunkSource::Pipelined(pipeline) => {
+                let pipeline = pipeline.get_mut().unwrap_or_else(|e| e.into_inner());
+                match py.detach(|| pipeline.next_chunk()) {
+                    Some((chunk, _)) => {
+                        let appended = append_chunk(py, objects, partition, &chunk, out);
+                        pipeline.recycle(chunk);
+                        (true, appended)
+                    }
+                    None => (false, Ok(self.stop())),
+                }
+            }
+            ChunkSource::Serial(state) => {
+                let (mut reader, mut chunk) =
+                    LogReader::resume(data, self.position, std::mem::take(state));
+                let filled = py.detach(|| reader.fill(&mut chunk, CHUNK_BYTES));
+                let appended = append_chunk(py, objects, partition, &chunk, out);
+                let (kept, error) = reader.suspend(chunk);
+                *state = kept;
+                (filled, appended.map(|corrupt| corrupt.or(error)))
+            }
+            ChunkSource::Unstarted | ChunkSource::Stopped => {
+                unreachable!("a decode is started above and stopped only once finished")
+            }
+        };
+        let error = error.inspect_err(|_| self.finished = true)?;
+        self.error = error;
         self.finished = !filled || self.error.is_some();
+        if self.finished {
+            self.stop();
+        }
         Ok(filled)
     }
+
+    /// Ends a pipelined decode's second thread, after which the input is no longer read; the
+    /// corrupt batch that stopped its reader, if one did.
+    fn stop(&mut self) -> Option<Error> {
+        match std::mem::replace(&mut self.source, ChunkSource::Stopped) {
+            ChunkSource::Pipelined(pipeline) => {
+                pipeline
+                    .into_inner()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .finish()
+                    .error
+            }
+            source => {
+                self.source = source;
+                None
+            }
+        }
+    }
+}
+
+/// Appends the records of `chunk` to `out`; the corrupt record that stopped it, if one did.
+fn append_chunk(
+    py: Python<'_>,
+    objects: &mut RecordObjects,
+    partition: i32,
+    chunk: &batch::Chunk<'_>,
+    out: &mut Vec<Py<PyAny>>,
+) -> PyResult<Option<Error>> {
+    for (batch, records) in chunk.batches() {
+        if let Err(error) = append_batch(py, out, objects, partition, batch, records)? {
+            return Ok(Some(error));
+        }
+    }
+    Ok(None)
 }
 
 /// Decodes every record of a log into a list of Python objects. Checking and decompressing run
@@ -1456,9 +1535,10 @@ impl OwnedInput {
     }
 }
 
-/// The decoded records of a log, one at a time: batches are checked and decoded a chunk
-/// (about 256 KB of records) ahead, so the objects alive at once stay few whatever the log's
-/// size (the input itself is held whole). A corrupt batch raises `CorruptRecordError` after
+/// The decoded records of a log, one at a time: batches are decoded a chunk (about 256 KB of
+/// records) at a time, so the objects alive at once stay few whatever the log's size (the
+/// input itself is held whole). A long log is checked and decompressed a chunk ahead on a
+/// second thread. A corrupt batch raises `CorruptRecordError` after
 /// every record before it was given, or ends the iteration there with `stop_at_corruption`.
 #[pyclass(module = "groupcoord._native")]
 pub struct RecordIterator {
@@ -1501,10 +1581,12 @@ impl RecordIterator {
                 return Ok(Some(record));
             }
             let mut out = Vec::new();
-            if !this
-                .decode
-                .next_chunk(py, this.data.as_slice(py), &mut out)?
-            {
+            // SAFETY: the iterator holds `data` whole and unchanged, and its `Drop` stops the
+            // decode before `data` goes.
+            if !unsafe {
+                this.decode
+                    .next_chunk(py, this.data.as_slice(py), &mut out)?
+            } {
                 return match (this.decode.error.take(), this.stop_at_corruption) {
                     (Some(error), false) => {
                         let err = error.into();
@@ -1518,6 +1600,12 @@ impl RecordIterator {
             }
             this.ready = out.into_iter();
         }
+    }
+}
+
+impl Drop for RecordIterator {
+    fn drop(&mut self) {
+        self.decode.stop();
     }
 }
 
