@@ -89,13 +89,24 @@ def batch_json(path: str, batch: codec.RecordBatch) -> Any:
     return _jsonable(out)
 
 
-def _lines(path: Path, decode: bool, stop_at_corruption: bool) -> Iterator[Any]:
+def _lines(path: Path, decode: bool) -> Iterator[Any]:
+    """The file's lines, decoded as they are taken where the codec can, so that a large
+    segment streams. Raises OSError at once if the file cannot be read, and
+    CorruptRecordError after the lines before a corruption."""
     if decode:
-        for record in codec.decode_segment(path, stop_at_corruption=stop_at_corruption):
-            yield record_json(str(path), record)
-    else:
-        for batch in codec.read_segment(path, stop_at_corruption=stop_at_corruption):
-            yield batch_json(str(path), batch)
+        records = codec.iter_segment(path)
+        return (record_json(str(path), record) for record in records)
+    try:
+        batches = codec.read_segment(path)
+    except codec.CorruptRecordError as e:
+        valid = codec.read_segment(path, stop_at_corruption=True)
+        return _then_raise((batch_json(str(path), batch) for batch in valid), e)
+    return (batch_json(str(path), batch) for batch in batches)
+
+
+def _then_raise(lines: Iterator[Any], error: Exception) -> Iterator[Any]:
+    yield from lines
+    raise error
 
 
 def dump(paths: list[Path], *, decode: bool, stop_at_corruption: bool, out: TextIO, err: TextIO) -> int:
@@ -105,19 +116,17 @@ def dump(paths: list[Path], *, decode: bool, stop_at_corruption: bool, out: Text
     status = 0
     for path in paths:
         try:
-            lines = list(_lines(path, decode, stop_at_corruption=False))
-            problem = None
-        except codec.CorruptRecordError as e:
-            lines = list(_lines(path, decode, stop_at_corruption=True))
-            problem = str(e).splitlines()[0]
+            lines = _lines(path, decode)
         except OSError as e:
             print(f"groupcoord dump-log: {path}: {e}", file=err)
             status = 1
             continue
-        for line in lines:
-            out.write(json.dumps(line, separators=(",", ":")) + "\n")
-        if problem is not None:
-            print(f"groupcoord dump-log: {path}: {problem}", file=err)
+        try:
+            for line in lines:
+                out.write(json.dumps(line, separators=(",", ":")) + "\n")
+        except codec.CorruptRecordError as e:
+            out.flush()
+            print(f"groupcoord dump-log: {path}: {str(e).splitlines()[0]}", file=err)
             if not stop_at_corruption:
                 status = 1
     out.flush()
