@@ -541,8 +541,8 @@ impl Pipeline {
     /// Starts filling chunks of at most `budget` bytes of records from where `reader` stands.
     ///
     /// # Safety
-    /// The input `reader` borrows must stay alive and unchanged until the pipeline is finished
-    /// or dropped (either joins its thread), and no chunk it gave may be used after that.
+    /// The input that `reader` borrows must stay alive and unchanged until the pipeline is
+    /// finished or dropped (either joins its thread), and no chunk it gave may be used after.
     pub unsafe fn start(reader: LogReader<'_>, budget: usize) -> Pipeline {
         // SAFETY: only the lifetime changes; the caller keeps the input alive (above).
         let mut reader =
