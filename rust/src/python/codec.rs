@@ -1350,6 +1350,7 @@ struct ObjectDecode {
 
 /// Where an [`ObjectDecode`] gets its chunks.
 enum ChunkSource {
+    /// Before the first chunk, when the input's length decides which source it gets.
     Unstarted,
     /// Checked and decompressed when asked for: where the reader stopped.
     Serial(ReaderState),
