@@ -214,6 +214,23 @@ def test_decoded_records_equal_constructed_ones() -> None:
     assert value.to_dict()["members"] == [member.to_dict()]
 
 
+def test_shared_names_never_stand_for_one_another() -> None:
+    """The decode shares one `str` per name from a table of a few thousand slots, in which
+    names land on each other's slots. Names that differ only past their first 32 bytes, or only
+    by trailing NUL characters, and more names than slots, each decode to themselves."""
+    long = "g" * 40
+    names = [f"group-{i}" for i in range(6_000)] + [f"{long}-{i}" for i in range(6_000)]
+    names += ["a", "a\x00", "a\x00\x00", "", "\x00", long, long[:-1] + "h"]
+    commit = codec.encode_value(OffsetCommitValue(1, "", 5))
+    keys = [OffsetCommitKey(name, name[::-1], i) for i, name in enumerate(names)]
+    log = b"".join(
+        codec.write_batch([(codec.encode_key(key), commit) for key in keys[at:at + 50]],
+                          base_offset=at, timestamp=1)
+        for at in range(0, len(keys), 50))
+    for decoded in (codec.decode_records(log), list(codec.iter_records(log))):
+        assert [record.key for record in decoded] == keys
+        assert [record.key.group for record in decoded] == names
+
 def test_an_arrow_decode_on_several_threads_gives_the_rows_of_one_thread() -> None:
     """Above twice 8 MB of input, uncompressed runs of batches are decoded side by side and
     joined: the rows, and where a corrupt log stops, are those of a decode on one thread."""

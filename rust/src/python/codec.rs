@@ -12,7 +12,6 @@ use std::path::PathBuf;
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use std::collections::HashMap;
 
 use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
 
@@ -85,53 +84,109 @@ fn check_i16_type(
 
 /// Python strings made once per distinct name within one decode: groups, topics, protocols
 /// and client names repeat from record to record, so the records share one `str` per name.
-/// Each kind of name remembers the last one too, which consecutive records often repeat
-/// (a batch holds one group's commits).
+///
+/// A direct-mapped table: a name's hash picks its one slot, and a name that lands on an
+/// occupied slot takes it over. Looking a name up is a hash of its bytes and one comparison,
+/// which matters more here than keeping every name (values like member ids are not cached).
+/// The default has no table and makes a string per name: what decoding one record needs.
 #[derive(Default)]
 struct Names {
-    strings: HashMap<Box<str>, Py<PyString>>,
-    last: [Option<Py<PyString>>; NameKind::COUNT],
+    slots: Vec<Option<NameSlot>>,
 }
 
-#[derive(Clone, Copy)]
-enum NameKind {
-    Group,
-    Topic,
-    Metadata,
-    Protocol,
-    Client,
-    Host,
+struct NameSlot {
+    key: NameKey,
+    /// The bytes past the key's head, for names longer than it.
+    rest: Box<[u8]>,
+    string: Py<PyString>,
 }
 
-impl NameKind {
-    const COUNT: usize = 6;
+/// A name's length and first bytes, zero-padded.
+struct NameKey {
+    len: usize,
+    head: [u64; NameKey::HEAD_WORDS],
+}
+
+impl NameKey {
+    const HEAD_WORDS: usize = 4;
+    const HEAD_BYTES: usize = 8 * Self::HEAD_WORDS;
+
+    fn new(name: &[u8]) -> Self {
+        NameKey {
+            len: name.len(),
+            head: std::array::from_fn(|i| padded_word(name, 8 * i)),
+        }
+    }
+
+    /// Whether two keys are equal, compared word by word: the derived comparison calls
+    /// `memcmp`, which costs more than the rest of a lookup.
+    fn same(&self, other: &NameKey) -> bool {
+        let differ = self
+            .head
+            .iter()
+            .zip(&other.head)
+            .fold(self.len ^ other.len, |d, (a, b)| d | (a ^ b) as usize);
+        differ == 0
+    }
+
+    /// The multiply-and-rotate step of rustc's FxHash over the length, the head's words and
+    /// those of any bytes past it.
+    fn hash(&self, rest: &[u8]) -> u64 {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let step = |h: u64, word: u64| (h.rotate_left(5) ^ word).wrapping_mul(K);
+        let h = self.head.iter().fold(step(0, self.len as u64), |h, &w| step(h, w));
+        (0..rest.len())
+            .step_by(8)
+            .fold(h, |h, at| step(h, padded_word(rest, at)))
+    }
+}
+
+/// The eight bytes of `bytes` from `at` as a little-endian word, zero past the end. (Built
+/// from the bytes rather than copied into a padded array, which the loads that follow
+/// would have to wait for.)
+fn padded_word(bytes: &[u8], at: usize) -> u64 {
+    match bytes.get(at..at + 8) {
+        Some(word) => u64::from_le_bytes(word.try_into().expect("eight bytes")),
+        None => bytes
+            .get(at..)
+            .unwrap_or_default()
+            .iter()
+            .rev()
+            .fold(0, |word, &b| (word << 8) | u64::from(b)),
+    }
 }
 
 impl Names {
-    /// The most names kept; past it the cache starts over (names of a log are few, values
-    /// like member ids are not cached).
-    const MAX: usize = 1 << 14;
+    const SLOT_BITS: u32 = 12;
+    const SLOTS: usize = 1 << Self::SLOT_BITS;
 
-    fn get(&mut self, py: Python<'_>, kind: NameKind, name: &str) -> Py<PyString> {
-        let last = &mut self.last[kind as usize];
-        if let Some(s) = last {
-            if s.bind(py).to_str().is_ok_and(|t| t == name) {
-                return s.clone_ref(py);
+    fn shared() -> Self {
+        Names {
+            slots: (0..Self::SLOTS).map(|_| None).collect(),
+        }
+    }
+
+    fn get(&mut self, py: Python<'_>, name: &str) -> Py<PyString> {
+        if self.slots.is_empty() {
+            return PyString::new(py, name).unbind();
+        }
+        let bytes = name.as_bytes();
+        let key = NameKey::new(bytes);
+        let rest = bytes.get(NameKey::HEAD_BYTES..).unwrap_or_default();
+        let index = key.hash(rest) >> (64 - Self::SLOT_BITS);
+        let slot = &mut self.slots[index as usize];
+        if let Some(s) = slot {
+            if s.key.same(&key) && (rest.is_empty() || *s.rest == *rest) {
+                return s.string.clone_ref(py);
             }
         }
-        let s = match self.strings.get(name) {
-            Some(s) => s.clone_ref(py),
-            None => {
-                if self.strings.len() >= Self::MAX {
-                    self.strings.clear();
-                }
-                let s = PyString::new(py, name).unbind();
-                self.strings.insert(name.into(), s.clone_ref(py));
-                s
-            }
-        };
-        *last = Some(s.clone_ref(py));
-        s
+        let string = PyString::new(py, name).unbind();
+        *slot = Some(NameSlot {
+            key,
+            rest: rest.into(),
+            string: string.clone_ref(py),
+        });
+        string
     }
 }
 
@@ -687,13 +742,20 @@ impl PyGroupMetadataValue {
     }
 }
 
-/// Builds the record classes from borrowed keys and values, sharing repeated names.
+/// Builds the record classes from borrowed keys and values; a log's records share repeated
+/// names.
 #[derive(Default)]
 struct RecordObjects {
     names: Names,
 }
 
 impl RecordObjects {
+    fn for_log() -> Self {
+        RecordObjects {
+            names: Names::shared(),
+        }
+    }
+
     fn key(&mut self, py: Python<'_>, key: KeyRef<'_>) -> PyResult<Py<PyAny>> {
         Ok(match key {
             KeyRef::OffsetCommit {
@@ -703,8 +765,8 @@ impl RecordObjects {
                 partition,
             } => {
                 let key = PyOffsetCommitKey {
-                    group: self.names.get(py, NameKind::Group, group),
-                    topic: self.names.get(py, NameKind::Topic, topic),
+                    group: self.names.get(py, group),
+                    topic: self.names.get(py, topic),
                     partition,
                     record_type,
                 };
@@ -713,7 +775,7 @@ impl RecordObjects {
             KeyRef::GroupMetadata { group } => Py::new(
                 py,
                 PyGroupMetadataKey {
-                    group: self.names.get(py, NameKind::Group, group),
+                    group: self.names.get(py, group),
                 },
             )?
             .into_any(),
@@ -734,7 +796,7 @@ impl RecordObjects {
             ValueRef::OffsetCommit(v) => {
                 let value = PyOffsetCommitValue {
                     offset: v.offset,
-                    metadata: self.names.get(py, NameKind::Metadata, v.metadata),
+                    metadata: self.names.get(py, v.metadata),
                     commit_timestamp: v.commit_timestamp,
                     leader_epoch: v.leader_epoch,
                     expire_timestamp: v.expire_timestamp,
@@ -750,8 +812,8 @@ impl RecordObjects {
                         let member = PyMemberMetadata {
                             member_id: new_str(py, m.member_id),
                             group_instance_id: m.group_instance_id.map(|s| new_str(py, s)),
-                            client_id: self.names.get(py, NameKind::Client, m.client_id),
-                            client_host: self.names.get(py, NameKind::Host, m.client_host),
+                            client_id: self.names.get(py, m.client_id),
+                            client_host: self.names.get(py, m.client_host),
                             rebalance_timeout: m.rebalance_timeout,
                             session_timeout: m.session_timeout,
                             subscription: PyBytes::new(py, m.subscription).unbind(),
@@ -761,11 +823,11 @@ impl RecordObjects {
                     })
                     .collect::<PyResult<_>>()?;
                 let value = PyGroupMetadataValue {
-                    protocol_type: self.names.get(py, NameKind::Protocol, g.protocol_type),
+                    protocol_type: self.names.get(py, g.protocol_type),
                     generation: g.generation,
                     protocol: g
                         .protocol
-                        .map(|s| self.names.get(py, NameKind::Protocol, s)),
+                        .map(|s| self.names.get(py, s)),
                     leader: g.leader.map(|s| new_str(py, s)),
                     current_state_timestamp: g.current_state_timestamp,
                     members,
@@ -1368,7 +1430,7 @@ impl ObjectDecode {
             position,
             partition,
             source: ChunkSource::Unstarted,
-            objects: RecordObjects::default(),
+            objects: RecordObjects::for_log(),
             error: None,
             finished: false,
         }
@@ -1479,7 +1541,7 @@ fn log_to_py<'py>(
     partition: i32,
     stop_at_corruption: bool,
 ) -> PyResult<Bound<'py, PyList>> {
-    let mut objects = RecordObjects::default();
+    let mut objects = RecordObjects::for_log();
     let mut out = Vec::new();
     let mut failure = None;
     let walk = py.detach(|| {
