@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from groupcoord import codec
 
 from test_codec import SEGMENT, _log_of_many_chunks
@@ -79,18 +81,27 @@ def test_truncated_file_prints_what_is_valid_then_fails(tmp_path: Path) -> None:
     assert tolerant.returncode == 0 and "byte 241" in tolerant.stderr
 
 
-def test_a_long_compressed_segment_streams_up_to_its_corruption(tmp_path: Path) -> None:
-    """Records are printed as a long segment (every compression, read ahead on a second
-    thread) is decoded; a corrupt batch two thirds in ends them, reported with its position."""
+@pytest.mark.parametrize("decode", [True, False])
+def test_a_long_compressed_segment_streams_up_to_its_corruption(tmp_path: Path, decode: bool) -> None:
+    """Records (or with --no-decode, batches) are printed as a long segment (every
+    compression, read ahead on a second thread) is decoded; a corrupt batch two thirds in ends
+    them, reported with its position."""
     log = bytearray(_log_of_many_chunks())
     corrupt_at = codec.valid_prefix_length(log[: len(log) * 2 // 3])
     log[corrupt_at + 30] ^= 0xFF
     path = segment_dir(tmp_path, bytes(log))
-    expected = [r.offset for r in codec.decode_records(bytes(log), stop_at_corruption=True)]
-    assert 1000 < len(expected) < 6000
-    result = run(str(path))
+    if decode:
+        expected = [r.offset for r in codec.decode_records(bytes(log), stop_at_corruption=True)]
+        assert 1000 < len(expected) < 6000
+        result = run(str(path))
+        printed = [json.loads(line)["offset"] for line in result.stdout.splitlines()]
+    else:
+        expected = [b.base_offset for b in codec.read_batches(bytes(log), stop_at_corruption=True)]
+        assert 50 < len(expected) < 300
+        result = run("--no-decode", str(path))
+        printed = [json.loads(line)["base_offset"] for line in result.stdout.splitlines()]
     assert result.returncode == 1
-    assert [json.loads(line)["offset"] for line in result.stdout.splitlines()] == expected
+    assert printed == expected
     assert f"byte {corrupt_at}" in result.stderr and str(path) in result.stderr
 
 

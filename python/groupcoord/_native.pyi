@@ -458,6 +458,15 @@ class RecordIterator:
     def __iter__(self) -> RecordIterator: ...
     def __next__(self) -> OffsetsRecord: ...
 
+@final
+class BatchIterator:
+    """The batches of :func:`iter_batches` / :func:`iter_segment_batches`, parsed a window
+    (about 256 KB of input) at a time. A corrupt batch raises :class:`CorruptRecordError` after
+    every batch before it, or ends the iteration with ``stop_at_corruption``."""
+
+    def __iter__(self) -> BatchIterator: ...
+    def __next__(self) -> RecordBatch: ...
+
 _Buffer: TypeAlias = bytes | bytearray | memoryview
 
 def read_batches(
@@ -469,6 +478,14 @@ def read_batches(
 
 def read_segment(path: str | PathLike[str], *, stop_at_corruption: bool = False) -> list[RecordBatch]:
     """:func:`read_batches` of a segment file."""
+
+def iter_batches(
+    data: _Buffer, *, position: int = 0, stop_at_corruption: bool = False
+) -> BatchIterator:
+    """:func:`read_batches` one batch at a time, parsing about 256 KB of input at a time."""
+
+def iter_segment_batches(path: str | PathLike[str], *, stop_at_corruption: bool = False) -> BatchIterator:
+    """:func:`iter_batches` of a segment file (read whole when called)."""
 
 def valid_prefix_length(data: _Buffer) -> int:
     """Bytes at the start of ``data`` that are whole, valid batches (where recovery truncates)."""

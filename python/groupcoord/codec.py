@@ -1,6 +1,7 @@
 """The ``__consumer_offsets`` log codec (Rust): batches, records, keys and values.
 
-Reading: :func:`read_batches` / :func:`read_segment` give the raw batches;
+Reading: :func:`read_batches` / :func:`read_segment` give the raw batches,
+:func:`iter_batches` / :func:`iter_segment_batches` the same one at a time;
 :func:`decode_records` / :func:`decode_segment` give every record with its key and value
 decoded, :func:`iter_records` / :func:`iter_segment` the same one at a time (few decoded
 records alive at once); :func:`decode_arrow` / :func:`decode_segment_arrow` the same as one Arrow record
@@ -24,6 +25,7 @@ from groupcoord._native import (
     OpaqueKey,
     OpaqueValue,
     Record,
+    BatchIterator,
     RecordBatch,
     RecordIterator,
     UnsupportedVersionError,
@@ -40,8 +42,10 @@ from groupcoord._native import (
     encode_key,
     encode_subscription,
     encode_value,
+    iter_batches,
     iter_records,
     iter_segment,
+    iter_segment_batches,
     read_batches,
     read_segment,
     valid_prefix_length,
@@ -72,6 +76,7 @@ __all__ = [
     "OpaqueKey",
     "OpaqueValue",
     "Record",
+    "BatchIterator",
     "RecordBatch",
     "RecordIterator",
     "UnsupportedVersionError",
@@ -89,8 +94,10 @@ __all__ = [
     "encode_key",
     "encode_subscription",
     "encode_value",
+    "iter_batches",
     "iter_records",
     "iter_segment",
+    "iter_segment_batches",
     "read_batches",
     "read_segment",
     "valid_prefix_length",

@@ -90,23 +90,14 @@ def batch_json(path: str, batch: codec.RecordBatch) -> Any:
 
 
 def _lines(path: Path, decode: bool) -> Iterator[Any]:
-    """The file's lines, decoded as they are taken where the codec can, so that a large
-    segment streams. Raises OSError at once if the file cannot be read, and
+    """The file's lines, parsed (and decoded) as they are taken, so that a large segment
+    streams. Raises OSError at once if the file cannot be read, and
     CorruptRecordError after the lines before a corruption."""
     if decode:
         records = codec.iter_segment(path)
         return (record_json(str(path), record) for record in records)
-    try:
-        batches = codec.read_segment(path)
-    except codec.CorruptRecordError as e:
-        valid = codec.read_segment(path, stop_at_corruption=True)
-        return _then_raise((batch_json(str(path), batch) for batch in valid), e)
+    batches = codec.iter_segment_batches(path)
     return (batch_json(str(path), batch) for batch in batches)
-
-
-def _then_raise(lines: Iterator[Any], error: Exception) -> Iterator[Any]:
-    yield from lines
-    raise error
 
 
 def dump(paths: list[Path], *, decode: bool, stop_at_corruption: bool, out: TextIO, err: TextIO) -> int:

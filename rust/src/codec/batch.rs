@@ -184,6 +184,20 @@ pub fn read_batches(data: &[u8], position: usize) -> Parsed {
     }
 }
 
+/// The length of the window of whole batches at the start of `data` that first reaches
+/// `bytes`, by the length prefixes alone; all of `data` where they stop making sense before
+/// that, so that a walk of the window stops where a walk of the whole input would.
+pub fn window_of_batches(data: &[u8], bytes: usize) -> usize {
+    let mut end = 0;
+    for frame in frames(data) {
+        end += frame.len();
+        if end >= bytes {
+            return end;
+        }
+    }
+    data.len()
+}
+
 /// How many bytes at the start of `data` are whole, valid batches (records framed correctly).
 pub fn valid_prefix_length(data: &[u8]) -> usize {
     LogReader::new(data, 0)
@@ -1596,6 +1610,31 @@ mod tests {
         let runs = split_at_batches(&broken, 4, 1000);
         assert!(runs.len() <= 2 && runs.last().unwrap().end == log.len());
         assert!(runs.last().unwrap().start <= starts[20]);
+    }
+
+    #[test]
+    fn windows_end_at_the_first_batch_end_past_their_size() {
+        let header = BatchHeader::plain(0, 5);
+        let mut log = Vec::new();
+        let mut ends = Vec::new();
+        for n in 0..30 {
+            let value = vec![b'v'; 10 + n * 7];
+            log.extend(write_batch(&header, &[(Some(b"k"), Some(&value))]).unwrap());
+            ends.push(log.len());
+        }
+        for size in [1, ends[0], ends[0] + 1, 1000, log.len()] {
+            let window = window_of_batches(&log, size);
+            assert_eq!(window, *ends.iter().find(|&&end| end >= size).unwrap());
+        }
+        assert_eq!(window_of_batches(&log, log.len() + 1), log.len());
+        assert_eq!(window_of_batches(&[], 100), 0);
+        // A length prefix that makes no sense, or a batch cut short: the window takes the rest,
+        // so that a walk of it meets the damage.
+        let mut broken = log.clone();
+        broken[ends[9] + LENGTH_OFFSET..ends[9] + LOG_OVERHEAD].copy_from_slice(&[0xff; 4]);
+        assert_eq!(window_of_batches(&broken, ends[5]), ends[5]);
+        assert_eq!(window_of_batches(&broken, ends[12]), log.len());
+        assert_eq!(window_of_batches(&log[..ends[9] + 20], ends[12]), ends[9] + 20);
     }
 
     #[test]

@@ -1672,6 +1672,89 @@ impl Drop for RecordIterator {
     }
 }
 
+/// The batches of a log, one at a time: they are parsed a window (about 256 KB of input) at a
+/// time, so the batch objects alive at once stay few whatever the log's size (the input itself
+/// is held whole). A corrupt batch raises `CorruptRecordError` after every batch before it was
+/// given, or ends the iteration there with `stop_at_corruption`.
+#[pyclass(module = "groupcoord._native")]
+pub struct BatchIterator {
+    data: OwnedInput,
+    path: Option<PathBuf>,
+    /// The absolute position of the input's first byte.
+    position: usize,
+    /// Where in the input the next window starts.
+    next: usize,
+    stop_at_corruption: bool,
+    ready: std::vec::IntoIter<Py<RecordBatch>>,
+    /// The corrupt batch that ended the input, raised once the batches before it are given.
+    error: Option<Error>,
+}
+
+impl BatchIterator {
+    fn new(
+        data: OwnedInput,
+        path: Option<PathBuf>,
+        position: usize,
+        stop_at_corruption: bool,
+    ) -> Self {
+        BatchIterator {
+            data,
+            path,
+            position,
+            next: 0,
+            stop_at_corruption,
+            ready: Vec::new().into_iter(),
+            error: None,
+        }
+    }
+}
+
+#[pymethods]
+impl BatchIterator {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(mut slf: PyRefMut<'_, Self>, py: Python<'_>) -> PyResult<Option<Py<RecordBatch>>> {
+        let this = &mut *slf;
+        loop {
+            if let Some(batch) = this.ready.next() {
+                return Ok(Some(batch));
+            }
+            let data = this.data.as_slice(py);
+            if this.next == data.len() {
+                return match (this.error.take(), this.stop_at_corruption) {
+                    (Some(error), false) => {
+                        let err = error.into();
+                        Err(match &this.path {
+                            Some(path) => with_path(py, err, path),
+                            None => err,
+                        })
+                    }
+                    _ => Ok(None),
+                };
+            }
+            let rest = &data[this.next..];
+            let window = &rest[..batch::window_of_batches(rest, CHUNK_BYTES)];
+            let at = this.position + this.next;
+            let parsed = py.detach(|| batch::read_batches(window, at));
+            this.next = match parsed.error {
+                Some(error) => {
+                    this.error = Some(error);
+                    data.len()
+                }
+                None => this.next + window.len(),
+            };
+            this.ready = parsed
+                .batches
+                .into_iter()
+                .map(|b| Py::new(py, batch_to_py(py, b)?))
+                .collect::<PyResult<Vec<_>>>()?
+                .into_iter();
+        }
+    }
+}
+
 fn read_file(path: &std::path::Path) -> PyResult<Vec<u8>> {
     std::fs::read(path).map_err(|source| {
         Error::Io {
@@ -2058,6 +2141,30 @@ fn iter_segment(
     ))
 }
 
+/// The record batches of a log buffer, one at a time (see [`BatchIterator`]).
+#[pyfunction]
+#[pyo3(signature = (data, *, position = 0, stop_at_corruption = false))]
+fn iter_batches(
+    data: &Bound<'_, PyAny>,
+    position: usize,
+    stop_at_corruption: bool,
+) -> PyResult<BatchIterator> {
+    Ok(BatchIterator::new(
+        OwnedInput::from_py(data)?,
+        None,
+        position,
+        stop_at_corruption,
+    ))
+}
+
+/// `iter_batches` of a segment file, read whole when called.
+#[pyfunction]
+#[pyo3(signature = (path, *, stop_at_corruption = false))]
+fn iter_segment_batches(path: PathBuf, stop_at_corruption: bool) -> PyResult<BatchIterator> {
+    let data = OwnedInput::Owned(read_file(&path)?);
+    Ok(BatchIterator::new(data, Some(path), 0, stop_at_corruption))
+}
+
 fn arrow_error(e: ::arrow_schema::ArrowError) -> PyErr {
     PyValueError::new_err(format!("building the Arrow batch: {e}"))
 }
@@ -2149,6 +2256,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<RecordBatch>()?;
     m.add_class::<OffsetsRecord>()?;
     m.add_class::<RecordIterator>()?;
+    m.add_class::<BatchIterator>()?;
     m.add_function(wrap_pyfunction!(read_batches, m)?)?;
     m.add_function(wrap_pyfunction!(read_segment, m)?)?;
     m.add_function(wrap_pyfunction!(valid_prefix_length, m)?)?;
@@ -2169,6 +2277,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_segment, m)?)?;
     m.add_function(wrap_pyfunction!(iter_records, m)?)?;
     m.add_function(wrap_pyfunction!(iter_segment, m)?)?;
+    m.add_function(wrap_pyfunction!(iter_batches, m)?)?;
+    m.add_function(wrap_pyfunction!(iter_segment_batches, m)?)?;
     m.add_function(wrap_pyfunction!(decode_arrow, m)?)?;
     m.add_function(wrap_pyfunction!(decode_segment_arrow, m)?)?;
     m.add_function(wrap_pyfunction!(offsets_arrow_schema, m)?)?;
