@@ -1575,16 +1575,23 @@ mod tests {
         (log, good)
     }
 
-    #[test]
-    fn runs_are_cut_between_batches_of_about_equal_size() {
+    /// A log of `n` one-record batches, each a little longer than the one before, and where
+    /// each batch starts.
+    fn growing_batches(n: usize) -> (Vec<u8>, Vec<usize>) {
         let header = BatchHeader::plain(0, 5);
         let mut log = Vec::new();
         let mut starts = Vec::new();
-        for n in 0..60 {
+        for i in 0..n {
             starts.push(log.len());
-            let value = vec![b'v'; 10 + n * 7];
+            let value = vec![b'v'; 10 + i * 7];
             log.extend(write_batch(&header, &[(Some(b"k"), Some(&value))]).unwrap());
         }
+        (log, starts)
+    }
+
+    #[test]
+    fn runs_are_cut_between_batches_of_about_equal_size() {
+        let (log, starts) = growing_batches(60);
         let runs = split_at_batches(&log, 4, 1000);
         assert_eq!(runs.len(), 4);
         assert_eq!(runs[0].start, 0);
@@ -1614,14 +1621,8 @@ mod tests {
 
     #[test]
     fn windows_end_at_the_first_batch_end_past_their_size() {
-        let header = BatchHeader::plain(0, 5);
-        let mut log = Vec::new();
-        let mut ends = Vec::new();
-        for n in 0..30 {
-            let value = vec![b'v'; 10 + n * 7];
-            log.extend(write_batch(&header, &[(Some(b"k"), Some(&value))]).unwrap());
-            ends.push(log.len());
-        }
+        let (log, starts) = growing_batches(30);
+        let ends: Vec<usize> = starts[1..].iter().copied().chain([log.len()]).collect();
         for size in [1, ends[0], ends[0] + 1, 1000, log.len()] {
             let window = window_of_batches(&log, size);
             assert_eq!(window, *ends.iter().find(|&&end| end >= size).unwrap());
@@ -1634,7 +1635,10 @@ mod tests {
         broken[ends[9] + LENGTH_OFFSET..ends[9] + LOG_OVERHEAD].copy_from_slice(&[0xff; 4]);
         assert_eq!(window_of_batches(&broken, ends[5]), ends[5]);
         assert_eq!(window_of_batches(&broken, ends[12]), log.len());
-        assert_eq!(window_of_batches(&log[..ends[9] + 20], ends[12]), ends[9] + 20);
+        assert_eq!(
+            window_of_batches(&log[..ends[9] + 20], ends[12]),
+            ends[9] + 20
+        );
     }
 
     #[test]

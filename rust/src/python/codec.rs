@@ -134,7 +134,10 @@ impl NameKey {
     fn hash(&self, rest: &[u8]) -> u64 {
         const K: u64 = 0x517c_c1b7_2722_0a95;
         let step = |h: u64, word: u64| (h.rotate_left(5) ^ word).wrapping_mul(K);
-        let h = self.head.iter().fold(step(0, self.len as u64), |h, &w| step(h, w));
+        let h = self
+            .head
+            .iter()
+            .fold(step(0, self.len as u64), |h, &w| step(h, w));
         (0..rest.len())
             .step_by(8)
             .fold(h, |h, at| step(h, padded_word(rest, at)))
@@ -825,9 +828,7 @@ impl RecordObjects {
                 let value = PyGroupMetadataValue {
                     protocol_type: self.names.get(py, g.protocol_type),
                     generation: g.generation,
-                    protocol: g
-                        .protocol
-                        .map(|s| self.names.get(py, s)),
+                    protocol: g.protocol.map(|s| self.names.get(py, s)),
                     leader: g.leader.map(|s| new_str(py, s)),
                     current_state_timestamp: g.current_state_timestamp,
                     members,
@@ -1650,16 +1651,12 @@ impl RecordIterator {
                 this.decode
                     .next_chunk(py, this.data.as_slice(py), &mut out)?
             } {
-                return match (this.decode.error.take(), this.stop_at_corruption) {
-                    (Some(error), false) => {
-                        let err = error.into();
-                        Err(match &this.path {
-                            Some(path) => with_path(py, err, path),
-                            None => err,
-                        })
-                    }
-                    _ => Ok(None),
-                };
+                return end_of_log(
+                    py,
+                    this.decode.error.take(),
+                    this.stop_at_corruption,
+                    this.path.as_deref(),
+                );
             }
             this.ready = out.into_iter();
         }
@@ -1723,16 +1720,12 @@ impl BatchIterator {
             }
             let data = this.data.as_slice(py);
             if this.next == data.len() {
-                return match (this.error.take(), this.stop_at_corruption) {
-                    (Some(error), false) => {
-                        let err = error.into();
-                        Err(match &this.path {
-                            Some(path) => with_path(py, err, path),
-                            None => err,
-                        })
-                    }
-                    _ => Ok(None),
-                };
+                return end_of_log(
+                    py,
+                    this.error.take(),
+                    this.stop_at_corruption,
+                    this.path.as_deref(),
+                );
             }
             let rest = &data[this.next..];
             let window = &rest[..batch::window_of_batches(rest, CHUNK_BYTES)];
@@ -1752,6 +1745,26 @@ impl BatchIterator {
                 .collect::<PyResult<Vec<_>>>()?
                 .into_iter();
         }
+    }
+}
+
+/// How an iterator over a log ends: raising the corruption that stopped it (once, naming the
+/// segment file if it read one), or quietly with `stop_at_corruption` or at the log's end.
+fn end_of_log<T>(
+    py: Python<'_>,
+    error: Option<Error>,
+    stop_at_corruption: bool,
+    path: Option<&std::path::Path>,
+) -> PyResult<Option<T>> {
+    match (error, stop_at_corruption) {
+        (Some(error), false) => {
+            let err = error.into();
+            Err(match path {
+                Some(path) => with_path(py, err, path),
+                None => err,
+            })
+        }
+        _ => Ok(None),
     }
 }
 
