@@ -11,6 +11,7 @@ batch (schema: :func:`arrow_schema`). Writing: :func:`write_batch`, :func:`write
 """
 
 from groupcoord._native import (
+    BatchIterator,
     ConsumerGroupKey,
     ConsumerGroupValue,
     ConsumerProtocolAssignment,
@@ -25,7 +26,6 @@ from groupcoord._native import (
     OpaqueKey,
     OpaqueValue,
     Record,
-    BatchIterator,
     RecordBatch,
     RecordIterator,
     UnsupportedVersionError,
@@ -60,6 +60,7 @@ Value = OffsetCommitValue | GroupMetadataValue | ConsumerGroupValue | OpaqueValu
 COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
 
 __all__ = [
+    "BatchIterator",
     "COMPRESSIONS",
     "ConsumerGroupKey",
     "ConsumerGroupValue",
@@ -76,7 +77,6 @@ __all__ = [
     "OpaqueKey",
     "OpaqueValue",
     "Record",
-    "BatchIterator",
     "RecordBatch",
     "RecordIterator",
     "UnsupportedVersionError",
