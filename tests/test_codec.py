@@ -207,6 +207,37 @@ def test_iterating_the_batches_of_a_damaged_log_gives_the_valid_prefix_first(tmp
     assert any(str(path) in note for note in getattr(info.value, "__notes__", []))
 
 
+_MANY_CHUNKS = _log_of_many_chunks()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, len(_MANY_CHUNKS) - 1), st.sampled_from(["flip", "zero", "ones", "cut"]))
+def test_batches_iterated_by_windows_meet_damage_where_a_whole_read_does(at: int, damage: str) -> None:
+    """Wherever a log is damaged (a length prefix, a header, a record, or cut short), iterating
+    its batches window by window gives the batches, and raises at the position, that reading
+    it whole does."""
+    log = bytearray(_MANY_CHUNKS)
+    if damage == "cut":
+        del log[at:]
+    else:
+        log[at] = {"flip": log[at] ^ 0xFF, "zero": 0, "ones": 0xFF}[damage]
+    whole = codec.read_batches(log, stop_at_corruption=True)
+    try:
+        codec.read_batches(log)
+        whole_error = None
+    except CorruptRecordError as e:
+        whole_error = (e.position, e.reason)
+    iterated: list[codec.RecordBatch] = []
+    try:
+        for batch in codec.iter_batches(log):
+            iterated.append(batch)
+        iterated_error = None
+    except CorruptRecordError as e:
+        iterated_error = (e.position, e.reason)
+    assert iterated_error == whole_error
+    assert _batch_fields(iterated) == _batch_fields(whole)
+
+
 def test_a_read_ahead_iteration_stops_at_a_record_that_does_not_decode() -> None:
     """A long log is checked and decompressed a chunk ahead on a second thread, which reads on
     past a batch whose CRC holds but whose record key does not decode: the iteration still gives
