@@ -238,6 +238,36 @@ def test_batches_iterated_by_windows_meet_damage_where_a_whole_read_does(at: int
     assert _batch_fields(iterated) == _batch_fields(whole)
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, len(_MANY_CHUNKS) - 1), st.sampled_from(["flip", "zero", "ones", "cut"]))
+def test_records_iterated_ahead_meet_damage_where_a_whole_decode_does(at: int, damage: str) -> None:
+    """The same for records: the iterator (which checks and decompresses a chunk ahead on a
+    second thread) and the Arrow decode give the records of the whole decode up to the damage,
+    and the iterator raises where it does."""
+    log = bytearray(_MANY_CHUNKS)
+    if damage == "cut":
+        del log[at:]
+    else:
+        log[at] = {"flip": log[at] ^ 0xFF, "zero": 0, "ones": 0xFF}[damage]
+    whole = codec.decode_records(log, stop_at_corruption=True)
+    try:
+        codec.decode_records(log)
+        whole_error = None
+    except CorruptRecordError as e:
+        whole_error = (e.position, e.reason)
+    iterated: list[codec.OffsetsRecord] = []
+    try:
+        for record in codec.iter_records(log):
+            iterated.append(record)
+        iterated_error = None
+    except CorruptRecordError as e:
+        iterated_error = (e.position, e.reason)
+    assert iterated_error == whole_error
+    assert [(r.offset, r.key, r.value) for r in iterated] == [(r.offset, r.key, r.value) for r in whole]
+    offsets = codec.decode_arrow(log, stop_at_corruption=True).column("offset").to_pylist()
+    assert offsets == [r.offset for r in whole]
+
+
 def test_a_read_ahead_iteration_stops_at_a_record_that_does_not_decode() -> None:
     """A long log is checked and decompressed a chunk ahead on a second thread, which reads on
     past a batch whose CRC holds but whose record key does not decode: the iteration still gives
