@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import tracemalloc
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pytest
@@ -208,61 +208,50 @@ def test_iterating_the_batches_of_a_damaged_log_gives_the_valid_prefix_first(tmp
 
 
 _MANY_CHUNKS = _log_of_many_chunks()
+_damage_anywhere = given(st.integers(0, len(_MANY_CHUNKS) - 1), st.sampled_from(["flip", "zero", "ones", "cut"]))
+
+
+def _damaged(at: int, damage: str) -> bytearray:
+    """The log of many chunks with the byte at `at` flipped, zeroed or set to 0xff, or cut there."""
+    log = bytearray(_MANY_CHUNKS)
+    if damage == "cut":
+        del log[at:]
+    else:
+        log[at] = {"flip": log[at] ^ 0xFF, "zero": 0, "ones": 0xFF}[damage]
+    return log
+
+
+def _raised(call: Callable[[], object]) -> tuple[int | None, str] | None:
+    """The position and reason of the CorruptRecordError that `call` raises, if it does."""
+    try:
+        call()
+    except CorruptRecordError as e:
+        return e.position, e.reason
+    return None
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(0, len(_MANY_CHUNKS) - 1), st.sampled_from(["flip", "zero", "ones", "cut"]))
+@_damage_anywhere
 def test_batches_iterated_by_windows_meet_damage_where_a_whole_read_does(at: int, damage: str) -> None:
     """Wherever a log is damaged (a length prefix, a header, a record, or cut short), iterating
     its batches window by window gives the batches, and raises at the position, that reading
     it whole does."""
-    log = bytearray(_MANY_CHUNKS)
-    if damage == "cut":
-        del log[at:]
-    else:
-        log[at] = {"flip": log[at] ^ 0xFF, "zero": 0, "ones": 0xFF}[damage]
-    whole = codec.read_batches(log, stop_at_corruption=True)
-    try:
-        codec.read_batches(log)
-        whole_error = None
-    except CorruptRecordError as e:
-        whole_error = (e.position, e.reason)
+    log = _damaged(at, damage)
     iterated: list[codec.RecordBatch] = []
-    try:
-        for batch in codec.iter_batches(log):
-            iterated.append(batch)
-        iterated_error = None
-    except CorruptRecordError as e:
-        iterated_error = (e.position, e.reason)
-    assert iterated_error == whole_error
-    assert _batch_fields(iterated) == _batch_fields(whole)
+    assert _raised(lambda: iterated.extend(codec.iter_batches(log))) == _raised(lambda: codec.read_batches(log))
+    assert _batch_fields(iterated) == _batch_fields(codec.read_batches(log, stop_at_corruption=True))
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(0, len(_MANY_CHUNKS) - 1), st.sampled_from(["flip", "zero", "ones", "cut"]))
+@_damage_anywhere
 def test_records_iterated_ahead_meet_damage_where_a_whole_decode_does(at: int, damage: str) -> None:
     """The same for records: the iterator (which checks and decompresses a chunk ahead on a
     second thread) and the Arrow decode give the records of the whole decode up to the damage,
     and the iterator raises where it does."""
-    log = bytearray(_MANY_CHUNKS)
-    if damage == "cut":
-        del log[at:]
-    else:
-        log[at] = {"flip": log[at] ^ 0xFF, "zero": 0, "ones": 0xFF}[damage]
-    whole = codec.decode_records(log, stop_at_corruption=True)
-    try:
-        codec.decode_records(log)
-        whole_error = None
-    except CorruptRecordError as e:
-        whole_error = (e.position, e.reason)
+    log = _damaged(at, damage)
     iterated: list[codec.OffsetsRecord] = []
-    try:
-        for record in codec.iter_records(log):
-            iterated.append(record)
-        iterated_error = None
-    except CorruptRecordError as e:
-        iterated_error = (e.position, e.reason)
-    assert iterated_error == whole_error
+    assert _raised(lambda: iterated.extend(codec.iter_records(log))) == _raised(lambda: codec.decode_records(log))
+    whole = codec.decode_records(log, stop_at_corruption=True)
     assert [(r.offset, r.key, r.value) for r in iterated] == [(r.offset, r.key, r.value) for r in whole]
     offsets = codec.decode_arrow(log, stop_at_corruption=True).column("offset").to_pylist()
     assert offsets == [r.offset for r in whole]
