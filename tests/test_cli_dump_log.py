@@ -12,6 +12,7 @@ import pytest
 
 from groupcoord import codec
 
+from offsets_logs import every_kind
 from test_codec import SEGMENT, _log_of_many_chunks
 
 
@@ -59,6 +60,28 @@ def test_one_json_line_per_record(tmp_path: Path) -> None:
     assert member["assignment_decoded"]["assigned_partitions"] == [["orders", [0, 2]]]
     assert member["subscription_decoded"]["topics"] == ["orders"]
     assert base64.b64decode(member["subscription"])[:2] == b"\x00\x01"
+
+
+def test_every_record_kind_prints_as_json(tmp_path: Path) -> None:
+    """Offset commits of every value version, group metadata, the new coordinator's records
+    (uuids, nested partition lists), opaque types, transaction markers and legacy messages,
+    in every compression: one parsable line per record, bytes as base64."""
+    log = b"".join(every_kind(c, start_offset=1000 * i).data() for i, c in enumerate(codec.COMPRESSIONS))
+    path = segment_dir(tmp_path, log)
+    records = codec.decode_records(log)
+    result = run(str(path))
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(line["offset"], line["record_type"], line["control"]) for line in lines] == [
+        (r.offset, r.key.record_type if r.key is not None else None, r.control) for r in records
+    ]
+    assert {line["record_type"] for line in lines} >= {0, 1, 2, 3, 4, 5, 6, 7, 8, 16}
+    opaque = [line for line in lines if line["record_type"] not in (None, 0, 1, 2, 3, 4, 5, 6, 7, 8, 16)]
+    assert opaque and all(base64.b64decode(line["key"]["data"]) for line in opaque)
+    raw = run("--no-decode", str(path))
+    assert raw.returncode == 0, raw.stderr
+    batches = [json.loads(line) for line in raw.stdout.splitlines()]
+    assert sum(len(b["records"]) for b in batches) == len(records)
 
 
 def test_no_decode_prints_batches(tmp_path: Path) -> None:

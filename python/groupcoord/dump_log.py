@@ -28,14 +28,17 @@ from typing import Any, TextIO
 from groupcoord import codec
 
 
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, bytes):
+def _base64(value: Any) -> str:
+    """JSON for what the encoder has no form of: bytes, as base64."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
         return base64.b64encode(value).decode("ascii")
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    return value
+    raise TypeError(f"{type(value).__name__} has no JSON form")
+
+
+def _json_line(line: Any) -> str:
+    """One output line: a record's or batch's dict as compact JSON, bytes as base64. The
+    encoder walks the dicts and lists in C and calls back only for the bytes."""
+    return json.dumps(line, separators=(",", ":"), default=_base64)
 
 
 def _decode_consumer_member(member: dict[str, Any]) -> None:
@@ -50,30 +53,30 @@ def _decode_consumer_member(member: dict[str, Any]) -> None:
 
 
 def record_json(path: str, record: codec.OffsetsRecord) -> Any:
+    """A record's line, as the dict that :func:`_json_line` prints."""
     value = record.value.to_dict() if record.value is not None else None
     if isinstance(record.value, codec.GroupMetadataValue) and record.value.protocol_type == "consumer":
         assert value is not None
         for member in value["members"]:
             _decode_consumer_member(member)
-    return _jsonable(
-        {
-            "file": path,
-            "batch_position": record.batch_position,
-            "partition": record.partition,
-            "offset": record.offset,
-            "timestamp": record.timestamp,
-            "producer_id": record.producer_id,
-            "producer_epoch": record.producer_epoch,
-            "is_transactional": record.is_transactional,
-            "control": record.control,
-            "record_type": record.key.record_type if record.key is not None else None,
-            "key": record.key.to_dict() if record.key is not None else None,
-            "value": value,
-        }
-    )
+    return {
+        "file": path,
+        "batch_position": record.batch_position,
+        "partition": record.partition,
+        "offset": record.offset,
+        "timestamp": record.timestamp,
+        "producer_id": record.producer_id,
+        "producer_epoch": record.producer_epoch,
+        "is_transactional": record.is_transactional,
+        "control": record.control,
+        "record_type": record.key.record_type if record.key is not None else None,
+        "key": record.key.to_dict() if record.key is not None else None,
+        "value": value,
+    }
 
 
 def batch_json(path: str, batch: codec.RecordBatch) -> Any:
+    """A batch's line (``--no-decode``), as the dict that :func:`_json_line` prints."""
     fields = (
         "position", "size", "base_offset", "last_offset", "magic", "compression",
         "timestamp_type", "base_timestamp", "max_timestamp", "producer_id", "producer_epoch",
@@ -86,7 +89,7 @@ def batch_json(path: str, batch: codec.RecordBatch) -> Any:
          "headers": r.headers}
         for r in batch.records
     ]
-    return _jsonable(out)
+    return out
 
 
 def _lines(path: Path, decode: bool) -> Iterator[Any]:
@@ -114,7 +117,7 @@ def dump(paths: list[Path], *, decode: bool, stop_at_corruption: bool, out: Text
             continue
         try:
             for line in lines:
-                out.write(json.dumps(line, separators=(",", ":")) + "\n")
+                out.write(_json_line(line) + "\n")
         except codec.CorruptRecordError as e:
             out.flush()
             print(f"groupcoord dump-log: {path}: {str(e).splitlines()[0]}", file=err)
