@@ -19,6 +19,7 @@
 //! | consumer_group_fields | utf8 (JSON) | types 3-8, 16: every decoded field |
 //! | raw_key, raw_value | binary | opaque records (types this codec does not decode) |
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use arrow_array::types::{Int16Type, Int32Type, Int64Type};
@@ -30,8 +31,9 @@ use arrow_buffer::{ArrowNativeType, Buffer, NullBufferBuilder, OffsetBuffer, Sca
 use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 
 use crate::codec::batch::{
-    split_at_batches, starts_compressed, BatchInfo, Chunk, LogReader, RecordRef, Walk, CHUNK_BYTES,
+    first_compression, split_at_batches, BatchInfo, Chunk, LogReader, RecordRef, Walk, CHUNK_BYTES,
 };
+use crate::codec::compression::Compression;
 use crate::codec::consumer_group::Datum;
 use crate::codec::log::{decode_payload, Payload};
 use crate::codec::primitives::utf8;
@@ -119,8 +121,8 @@ pub fn schema() -> SchemaRef {
 ///
 /// `threads` bounds the threads it uses. From twice [`MIN_RUN_BYTES`] of input on, runs of
 /// whole batches are decoded side by side, and the first run's columns then take the others'
-/// rows; a compressed run takes two threads, one decompressing ahead of the one that parses
-/// (see [`LogReader::chunks`]).
+/// rows; a run of gzip or zstd batches takes two threads, one decompressing ahead of the one
+/// that parses (see [`LogReader::chunks`]).
 pub fn decode_arrow(
     data: &[u8],
     position: usize,
@@ -163,11 +165,7 @@ fn decode_columns(
     threads: usize,
     min_run_bytes: usize,
 ) -> (Columns, Walk) {
-    // A run of compressed batches keeps two threads busy, one decompressing ahead of the one
-    // that parses; uncompressed, parsing is all the work and a run takes one thread.
-    let pipelined = threads >= 2 && starts_compressed(data);
-    let threads_per_run = if pipelined { 2 } else { 1 };
-    let parts = split_at_batches(data, threads / threads_per_run, min_run_bytes);
+    let (parts, pipelined) = plan_runs(data, threads, min_run_bytes);
     if parts.len() == 1 {
         return decode_part(data, position, partition, data.len(), pipelined);
     }
@@ -210,6 +208,29 @@ fn decode_columns(
         };
     }
     (columns, walk)
+}
+
+/// Cuts `data` into runs of whole batches for up to `threads` threads; true when each run
+/// takes two threads, one decompressing ahead of the one that parses.
+///
+/// Inflating gzip or zstd takes about as long as parsing what it gives: a run of such batches
+/// keeps two threads busy, and no rows are copied from run to run. lz4 and snappy inflate in
+/// half the time of parsing, which leaves a pipeline's decompressing thread idle half the
+/// time: their runs take one thread each, like uncompressed batches, unless the input is too
+/// short for two runs.
+fn plan_runs(data: &[u8], threads: usize, min_run_bytes: usize) -> (Vec<Range<usize>>, bool) {
+    let runs = split_at_batches(data, threads, min_run_bytes);
+    let pipelined = threads >= 2
+        && match first_compression(data) {
+            None | Some(Compression::None) => false,
+            Some(Compression::Gzip | Compression::Zstd) => true,
+            Some(Compression::Lz4 | Compression::Snappy) => runs.len() == 1,
+        };
+    if pipelined {
+        (split_at_batches(data, threads / 2, min_run_bytes), true)
+    } else {
+        (runs, false)
+    }
 }
 
 /// Decodes `data` in order into columns sized, after the first chunk, for `expected_bytes`
@@ -1329,7 +1350,7 @@ mod tests {
     use arrow_array::Array;
 
     use crate::codec::batch::{write_batch, write_control_batch, BatchHeader, ControlMarker};
-    use crate::codec::compression::Compression;
+    use crate::codec::compression::Compression::{Gzip, Lz4, Snappy, Zstd};
 
     /// Key and value of reference vectors: a `consumer` group with one member (subscription
     /// and assignment decoded), an offset commit.
@@ -1354,7 +1375,8 @@ mod tests {
     /// consumer protocol decodes and members whose does not, offset commits, tombstones,
     /// opaque records, transaction markers; every third batch compressed, from batch
     /// `first_compressed` on.
-    fn mixed_log(batches: usize, first_compressed: usize) -> Vec<u8> {
+    /// Every third batch compressed with `compression`, from the `first_compressed`th on.
+    fn mixed_log(batches: usize, first_compressed: usize, compression: Compression) -> Vec<u8> {
         let [key, value, okey, oval] = vectors();
         let opaque_key = [0u8, 99, 1, 2];
         let mut bad_member = value.clone();
@@ -1378,7 +1400,7 @@ mod tests {
             };
             let header = BatchHeader {
                 compression: if n % 3 == first_compressed {
-                    Compression::Zstd
+                    compression
                 } else {
                     Compression::None
                 },
@@ -1401,7 +1423,7 @@ mod tests {
 
     #[test]
     fn runs_decoded_side_by_side_give_the_rows_of_one_decode() {
-        let log = mixed_log(200, 1);
+        let log = mixed_log(200, 1, Zstd);
         let (serial, walk) = decode_arrow_in_runs(&log, 9, 4, 1, 1);
         assert!(walk.error.is_none());
         let serial = serial.unwrap();
@@ -1423,17 +1445,43 @@ mod tests {
             assert_eq!(walk.valid_bytes, log.len());
             assert_eq!(runs.unwrap(), serial, "{threads} threads");
         }
-        // Compressed runs take two threads each, one decompressing ahead.
-        let log = mixed_log(200, 0);
-        let (serial, _) = decode_arrow_in_runs(&log, 9, 4, 1, 1);
-        let (runs, walk) = decode_arrow_in_runs(&log, 9, 4, 6, 1 << 10);
-        assert!(walk.error.is_none());
-        assert_eq!(runs.unwrap(), serial.unwrap());
+        // gzip and zstd runs take two threads each, one decompressing ahead; lz4 and snappy
+        // runs one each.
+        for compression in [Gzip, Zstd, Lz4, Snappy] {
+            let log = mixed_log(200, 0, compression);
+            let (serial, _) = decode_arrow_in_runs(&log, 9, 4, 1, 1);
+            let serial = serial.unwrap();
+            for threads in [2, 6] {
+                let (runs, walk) = decode_arrow_in_runs(&log, 9, 4, threads, 1 << 10);
+                assert!(walk.error.is_none());
+                assert_eq!(runs.unwrap(), serial, "{compression:?}, {threads} threads");
+            }
+        }
+    }
+
+    #[test]
+    fn runs_of_slow_inflating_batches_take_two_threads() {
+        let min_run = 1 << 10;
+        for (compression, pipelined) in [(Gzip, true), (Zstd, true), (Lz4, false), (Snappy, false)]
+        {
+            let log = mixed_log(200, 0, compression);
+            let (runs, two_threads) = plan_runs(&log, 6, min_run);
+            assert_eq!(two_threads, pipelined, "{compression:?}");
+            assert_eq!(runs.len(), if pipelined { 3 } else { 6 }, "{compression:?}");
+            // Too short for two runs: the one run pipelines whatever its compression.
+            let (runs, two_threads) = plan_runs(&log, 6, log.len());
+            assert_eq!((runs.len(), two_threads), (1, true), "{compression:?}");
+            assert_eq!(plan_runs(&log, 1, min_run), (vec![0..log.len()], false));
+        }
+        // Uncompressed, or compressed only later: one thread a run.
+        let log = mixed_log(200, 1, Gzip);
+        assert_eq!(plan_runs(&log, 6, min_run).1, false);
+        assert_eq!(plan_runs(&log, 6, log.len()).1, false);
     }
 
     #[test]
     fn runs_stop_where_one_decode_stops() {
-        let log = mixed_log(200, 1);
+        let log = mixed_log(200, 1, Zstd);
         for corrupt_at in [log.len() / 10, log.len() / 2, log.len() - 30] {
             let mut data = log.clone();
             data[corrupt_at] ^= 0x40;

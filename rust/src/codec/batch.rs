@@ -223,15 +223,16 @@ fn frames(data: &[u8]) -> impl Iterator<Item = &[u8]> {
     })
 }
 
-/// Whether the first batch of `data` has its records compressed (from its attributes alone).
-pub fn starts_compressed(data: &[u8]) -> bool {
+/// How the first batch of `data` compresses its records, from its attributes alone; `None`
+/// when they do not say.
+pub fn first_compression(data: &[u8]) -> Option<Compression> {
     // Legacy messages: crc, magic, then one attributes byte; magic 2: an int16 at 21.
     let attributes = match data.get(MAGIC_OFFSET) {
         Some(0 | 1) => data.get(MAGIC_OFFSET + 1),
         Some(2) => data.get(ATTRIBUTES_OFFSET + 1),
         _ => None,
     };
-    attributes.is_some_and(|a| i16::from(*a) & COMPRESSION_MASK != 0)
+    Compression::from_id((i16::from(*attributes?) & COMPRESSION_MASK) as u8)
 }
 
 /// Cuts `data` into at most `parts` runs of whole batches of about equal size, none shorter
@@ -1642,16 +1643,22 @@ mod tests {
     }
 
     #[test]
-    fn a_batch_says_whether_it_is_compressed() {
+    fn a_batch_says_how_it_is_compressed() {
         let plain = BatchHeader::plain(0, 5);
         let gzip = BatchHeader {
             compression: Compression::Gzip,
             ..BatchHeader::plain(0, 5)
         };
         let records = [(Some(&b"k"[..]), Some(&b"v"[..]))];
-        assert!(!starts_compressed(&write_batch(&plain, &records).unwrap()));
-        assert!(starts_compressed(&write_batch(&gzip, &records).unwrap()));
-        assert!(!starts_compressed(&[]));
+        assert_eq!(
+            first_compression(&write_batch(&plain, &records).unwrap()),
+            Some(Compression::None)
+        );
+        assert_eq!(
+            first_compression(&write_batch(&gzip, &records).unwrap()),
+            Some(Compression::Gzip)
+        );
+        assert_eq!(first_compression(&[]), None);
     }
 
     #[test]
