@@ -219,18 +219,15 @@ fn decode_columns(
 /// time: their runs take one thread each, like uncompressed batches, unless the input is too
 /// short for two runs.
 fn plan_runs(data: &[u8], threads: usize, min_run_bytes: usize) -> (Vec<Range<usize>>, bool) {
+    let compression = first_compression(data);
+    if threads >= 2 && matches!(compression, Some(Compression::Gzip | Compression::Zstd)) {
+        return (split_at_batches(data, threads / 2, min_run_bytes), true);
+    }
     let runs = split_at_batches(data, threads, min_run_bytes);
     let pipelined = threads >= 2
-        && match first_compression(data) {
-            None | Some(Compression::None) => false,
-            Some(Compression::Gzip | Compression::Zstd) => true,
-            Some(Compression::Lz4 | Compression::Snappy) => runs.len() == 1,
-        };
-    if pipelined {
-        (split_at_batches(data, threads / 2, min_run_bytes), true)
-    } else {
-        (runs, false)
-    }
+        && runs.len() == 1
+        && matches!(compression, Some(Compression::Lz4 | Compression::Snappy));
+    (runs, pipelined)
 }
 
 /// Decodes `data` in order into columns sized, after the first chunk, for `expected_bytes`
