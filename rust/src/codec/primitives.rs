@@ -287,10 +287,32 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// True when every byte is below 0x80. Names in this log are short: a word (or two
+/// overlapping words) at a time with no byte loop for the tail, which is where the standard
+/// check spends a name's time.
+#[inline]
+fn is_ascii(bytes: &[u8]) -> bool {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("eight bytes"));
+    let n = bytes.len();
+    if n >= 8 {
+        let tail = word(&bytes[n - 8..]);
+        let high = bytes
+            .chunks_exact(8)
+            .fold(tail, |high, chunk| high | word(chunk));
+        high & HIGH == 0
+    } else if n >= 4 {
+        let half = |b: &[u8]| u32::from_le_bytes(b.try_into().expect("four bytes"));
+        (half(&bytes[..4]) | half(&bytes[n - 4..])) & 0x8080_8080 == 0
+    } else {
+        bytes.iter().fold(0, |high, &b| high | b) < 0x80
+    }
+}
+
 /// `bytes` as a string if they are UTF-8. Names in this log are nearly always ASCII, which
-/// is checked a word at a time; anything else goes through the full check.
+/// [`is_ascii`] checks; anything else goes through the full check.
 pub fn utf8(bytes: &[u8]) -> std::result::Result<&str, std::str::Utf8Error> {
-    if bytes.is_ascii() {
+    if is_ascii(bytes) {
         // SAFETY: ASCII is valid UTF-8.
         Ok(unsafe { std::str::from_utf8_unchecked(bytes) })
     } else {
@@ -434,6 +456,23 @@ mod tests {
         ));
         let eleven = [0x80u8; 11];
         assert!(Reader::new(&eleven, 0).varlong().is_err());
+    }
+
+    #[test]
+    fn a_byte_of_0x80_or_more_anywhere_makes_a_name_non_ascii() {
+        for len in 0..40 {
+            let name: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            assert!(is_ascii(&name), "{len} ASCII bytes");
+            for at in 0..len {
+                for high in [0x80, 0xc3, 0xff] {
+                    let mut bad = name.clone();
+                    bad[at] = high;
+                    assert!(!is_ascii(&bad), "{high:#x} at {at} of {len}");
+                    assert_eq!(utf8(&bad).is_ok(), std::str::from_utf8(&bad).is_ok());
+                }
+            }
+        }
+        assert_eq!(utf8("café".as_bytes()), Ok("café"));
     }
 
     #[test]
