@@ -414,18 +414,24 @@ impl<T: ArrowNativeType> Primitive<T> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn set(&mut self, row: usize, value: T) {
         self.pad(row);
         self.values.push(value);
         self.nulls.append_non_null();
     }
 
+    #[inline(always)]
     fn pad(&mut self, rows: usize) {
         if rows > self.values.len() {
-            self.nulls.append_n_nulls(rows - self.values.len());
-            self.values.resize(rows, T::default());
+            self.fill_nulls(rows);
         }
+    }
+
+    #[inline(never)]
+    fn fill_nulls(&mut self, rows: usize) {
+        self.nulls.append_n_nulls(rows - self.values.len());
+        self.values.resize(rows, T::default());
     }
 
     fn finish<P: arrow_array::ArrowPrimitiveType<Native = T>>(mut self, rows: usize) -> ArrayRef {
@@ -461,7 +467,7 @@ impl Variable {
         self.offsets.len() - 1
     }
 
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, value: &[u8]) {
         self.data.extend_from_slice(value);
         self.offsets.push(self.data.len() as i32);
@@ -475,16 +481,23 @@ impl Variable {
         }
     }
 
+    #[inline(always)]
     fn set(&mut self, row: usize, value: &[u8]) {
         self.pad(row);
         self.push(value);
     }
 
+    #[inline(always)]
     fn pad(&mut self, rows: usize) {
         if rows > self.len() {
-            self.nulls.append_n_nulls(rows - self.len());
-            self.offsets.resize(rows + 1, self.data.len() as i32);
+            self.fill_nulls(rows);
         }
+    }
+
+    #[inline(never)]
+    fn fill_nulls(&mut self, rows: usize) {
+        self.nulls.append_n_nulls(rows - self.len());
+        self.offsets.resize(rows + 1, self.data.len() as i32);
     }
 
     fn mark(&self) -> VariableMark {
@@ -542,6 +555,7 @@ impl Utf8 {
         self.0.push_option(value.map(str::as_bytes));
     }
 
+    #[inline(always)]
     fn set(&mut self, row: usize, value: &str) {
         self.0.set(row, value.as_bytes());
     }
@@ -589,12 +603,18 @@ impl Lists {
         self.nulls.append_non_null();
     }
 
+    #[inline(always)]
     fn pad(&mut self, rows: usize) {
         if rows > self.len() {
-            let last = self.offsets[self.len()];
-            self.nulls.append_n_nulls(rows - self.len());
-            self.offsets.resize(rows + 1, last);
+            self.fill_nulls(rows);
         }
+    }
+
+    #[inline(never)]
+    fn fill_nulls(&mut self, rows: usize) {
+        let last = self.offsets[self.len()];
+        self.nulls.append_n_nulls(rows - self.len());
+        self.offsets.resize(rows + 1, last);
     }
 
     fn finish(

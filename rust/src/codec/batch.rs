@@ -896,6 +896,7 @@ fn read_headers<'a>(
     Ok(())
 }
 
+#[inline(always)]
 fn varint_bytes<'a>(r: &mut Reader<'a>, what: &str) -> Result<Option<&'a [u8]>> {
     let at = r.position();
     match r.varint()? {

@@ -95,7 +95,7 @@ impl<'a> Reader<'a> {
     read_be!(u32, u32, "uint32");
 
     /// An unsigned LEB128 varint of at most 5 bytes (Kafka's `readUnsignedVarint`).
-    #[inline]
+    #[inline(always)]
     pub fn uvarint(&mut self) -> Result<u32> {
         let start = self.position();
         let mut value: u32 = 0;
@@ -135,6 +135,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A zigzag varint (record fields of magic 2).
+    #[inline(always)]
     pub fn varint(&mut self) -> Result<i32> {
         let u = self.uvarint()?;
         Ok(((u >> 1) as i32) ^ -((u & 1) as i32))
@@ -169,6 +170,7 @@ impl<'a> Reader<'a> {
     }
 
     /// `string` (int16 length) or compact string, nullable, borrowed.
+    #[inline(always)]
     pub fn nullable_str(&mut self, compact: bool) -> Result<Option<&'a str>> {
         let len = if compact {
             i64::from(self.uvarint()?) - 1
@@ -186,6 +188,7 @@ impl<'a> Reader<'a> {
     }
 
     /// A non-nullable string, borrowed.
+    #[inline(always)]
     pub fn str(&mut self, compact: bool) -> Result<&'a str> {
         let start = self.position();
         self.nullable_str(compact)?.ok_or_else(|| Error::Corrupt {
@@ -205,6 +208,7 @@ impl<'a> Reader<'a> {
     }
 
     /// `bytes` (int32 length) or compact bytes, nullable, borrowed.
+    #[inline(always)]
     pub fn nullable_byte_slice(&mut self, compact: bool) -> Result<Option<&'a [u8]>> {
         let len = if compact {
             i64::from(self.uvarint()?) - 1
@@ -215,6 +219,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Non-nullable bytes, borrowed.
+    #[inline(always)]
     pub fn byte_slice(&mut self, compact: bool) -> Result<&'a [u8]> {
         let start = self.position();
         self.nullable_byte_slice(compact)?
