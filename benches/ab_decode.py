@@ -1,10 +1,10 @@
 """Two or more builds of the native module, loaded side by side in one process, decoding the
-same segment into Arrow in turn: an A/B of a codec change that the machine's drift between
-separate runs does not blur.
+same segment in turn (into Arrow, into one list of records, or iterated): an A/B of a codec
+change that the machine's drift between separate runs does not blur.
 
     cp python/groupcoord/_native.*.so /tmp/before.so    # then change, rebuild
     .venv/bin/python benches/ab_decode.py /tmp/before.so python/groupcoord/_native.*.so \
-        --compression none --threads 1 --rounds 10
+        --compression none --threads 1 --rounds 10 [--into arrow|list|iterated]
 
 Prints each build's median and fastest wall time and median CPU time (user + system) per
 decode, after two warm-up rounds each.
@@ -51,7 +51,16 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--megabytes", type=int, default=100)
+    parser.add_argument("--into", choices=("arrow", "list", "iterated"), default="arrow",
+                        help="threads= applies to arrow only")
     args = parser.parse_args()
+
+    def decode(module: ModuleType) -> object:
+        if args.into == "arrow":
+            return module.decode_arrow(data, threads=args.threads)
+        if args.into == "list":
+            return module.decode_records(data)
+        return sum(1 for _ in module.iter_records(data))
 
     data = segment(args.megabytes << 20, args.compression)
     with tempfile.TemporaryDirectory() as tmp:
@@ -65,9 +74,9 @@ def main() -> None:
         for round_ in range(args.rounds + 2):
             for name, module in builds:
                 cpu_before, started = cpu_seconds(), time.perf_counter()
-                batch = module.decode_arrow(data, threads=args.threads)
+                decoded = decode(module)
+                del decoded
                 elapsed, cpu_used = time.perf_counter() - started, cpu_seconds() - cpu_before
-                del batch
                 if round_ >= 2:
                     wall[name].append(1000 * elapsed)
                     cpu[name].append(1000 * cpu_used)
