@@ -6,6 +6,8 @@ pub mod arrow;
 pub mod batch;
 pub mod compression;
 pub mod consumer_group;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
 pub mod legacy;
 pub mod log;
 pub mod primitives;
