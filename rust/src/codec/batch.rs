@@ -379,10 +379,12 @@ impl<'d> Chunk<'d> {
                         &self.data[range.clone()],
                         info.position + RECORD_BATCH_OVERHEAD,
                     ),
+                    None,
                 ),
                 Body::Decompressed { range, position } => Records::v2(
                     info,
                     Reader::new(&self.decompressed[range.clone()], *position),
+                    Some(*position),
                 ),
                 Body::Legacy(records) => Records::Legacy(records.iter()),
             };
@@ -716,7 +718,8 @@ fn check_v2(
     } else {
         let start = decompressed.len();
         decompressor.decompress_into(compression, r.rest(), records_position, decompressed)?;
-        // Positions inside a decompressed stream point at the compressed stream's start.
+        // Errors inside a decompressed stream point at the compressed stream's start
+        // (`in_decompressed`).
         Body::Decompressed {
             range: start..decompressed.len(),
             position: records_position,
@@ -768,12 +771,14 @@ pub enum Records<'a> {
         base_offset: i64,
         base_timestamp: i64,
         log_append_time: Option<i64>,
+        /// For decompressed records, where their compressed stream starts in the input.
+        decompressed_from: Option<usize>,
     },
     Legacy(std::slice::Iter<'a, Record>),
 }
 
 impl<'a> Records<'a> {
-    fn v2(info: &BatchInfo, r: Reader<'a>) -> Self {
+    fn v2(info: &BatchInfo, r: Reader<'a>, decompressed_from: Option<usize>) -> Self {
         Records::V2 {
             r,
             left: info.record_count,
@@ -781,7 +786,38 @@ impl<'a> Records<'a> {
             base_offset: info.base_offset,
             base_timestamp: info.base_timestamp,
             log_append_time: info.log_append_time.then_some(info.max_timestamp),
+            decompressed_from,
         }
+    }
+}
+
+/// An error met inside decompressed data (a v2 batch's records, a legacy wrapper's messages),
+/// whose reader counts positions on from the compressed stream's start, `stream_start`: a
+/// position past it is no byte of the input. The error is reported at the stream's start, and
+/// its reason says where in the decompressed data it was met.
+#[cold]
+pub(crate) fn in_decompressed(error: Error, stream_start: usize) -> Error {
+    let (position, reason) = match error {
+        Error::Truncated {
+            position,
+            needed,
+            available,
+            what,
+        } => (
+            position,
+            format!(
+                "the decompressed data ends early: {what} needs {needed} bytes, {available} left"
+            ),
+        ),
+        Error::Corrupt { position, reason } => (position, reason),
+        other => return other,
+    };
+    Error::Corrupt {
+        position: stream_start,
+        reason: format!(
+            "{reason} (at byte {} of the decompressed data)",
+            position.saturating_sub(stream_start)
+        ),
     }
 }
 
@@ -797,7 +833,13 @@ impl<'a> Iterator for Records<'a> {
                 base_offset,
                 base_timestamp,
                 log_append_time,
+                decompressed_from,
             } => {
+                let decompressed_from = *decompressed_from;
+                let relocate = move |error: Error| match decompressed_from {
+                    Some(start) => in_decompressed(error, start),
+                    None => error,
+                };
                 if *left == 0 {
                     if r.is_empty() {
                         return None;
@@ -807,7 +849,7 @@ impl<'a> Iterator for Records<'a> {
                         r.remaining()
                     ));
                     r.rest();
-                    return Some(Err(error));
+                    return Some(Err(relocate(error)));
                 }
                 *left -= 1;
                 let record = read_record(r, *base_offset, *base_timestamp, *log_append_time);
@@ -815,7 +857,7 @@ impl<'a> Iterator for Records<'a> {
                     *left = 0;
                     r.rest();
                 }
-                Some(record)
+                Some(record.map_err(relocate))
             }
             Records::Legacy(records) => records.next().map(|r| {
                 Ok(RecordRef {

@@ -12,7 +12,7 @@
 //! are relative (0..n-1), in v0 absolute. Each wrapper, or each uncompressed message, is
 //! returned as one [`Batch`].
 
-use crate::codec::batch::{Batch, BatchInfo, Record, LOG_OVERHEAD};
+use crate::codec::batch::{in_decompressed, Batch, BatchInfo, Record, LOG_OVERHEAD};
 use crate::codec::compression::Compression;
 use crate::codec::primitives::Reader;
 use crate::error::{Error, Result};
@@ -106,13 +106,7 @@ pub fn read_legacy(data: &[u8], position: usize) -> Result<Batch> {
         let mut ir = Reader::new(&inner, inner_at);
         let mut messages = Vec::new();
         while !ir.is_empty() {
-            let m = read_message(&mut ir).map_err(|e| match e {
-                Error::Truncated { position, .. } => Error::Corrupt {
-                    position,
-                    reason: "truncated inner message".into(),
-                },
-                other => other,
-            })?;
+            let m = read_message(&mut ir).map_err(|e| in_decompressed(e, inner_at))?;
             if m.attributes & 0x07 != 0 {
                 return Err(Error::Corrupt {
                     position: inner_at,
