@@ -3,11 +3,13 @@ compression, cross-checks against kafka-python's record parser, and corrupt inpu
 
 from __future__ import annotations
 
+import gzip
 import os
 import tracemalloc
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+import crc32c
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -37,6 +39,8 @@ OFFSET_KEY = bytes.fromhex(
 OFFSET_VALUE = bytes.fromhex("0003000000000000006affffffff00000000018579eff58c")
 
 # offsets-log-format.md §9.6: commit, tombstone, transactional commit, COMMIT marker.
+RECORD_BATCH_OVERHEAD = 61  # a v2 batch's header, up to its records
+
 SEGMENT = bytes.fromhex(
     "0000000000000000000000790000000002e0bab9c80000000000000000018579"
     "eff58c0000018579eff58cffffffffffffffffffff00000000000000018c0100"
@@ -578,6 +582,25 @@ def test_flipped_byte_names_the_batch_and_recovery_keeps_the_prefix() -> None:
     assert [r.offset for r in kept] == [0, 1]
     assert codec.valid_prefix_length(damaged) == 241
     assert codec.valid_prefix_length(SEGMENT) == len(SEGMENT)
+
+
+def test_damage_inside_a_compressed_batch_is_named_at_a_byte_of_the_input() -> None:
+    """A gzip batch whose records end early, its CRC right: the error names the first byte of
+    its compressed records and says where in the decompressed data it was met."""
+    key = codec.encode_key(codec.OffsetCommitKey("g", "t", 0))
+    value = codec.encode_value(codec.OffsetCommitValue(5, "", 1, -1))
+    batch = codec.write_batch([(key, value)] * 3, base_offset=0, timestamp=1, compression="gzip")
+    records = gzip.decompress(batch[RECORD_BATCH_OVERHEAD:])
+    damaged = bytearray(batch[:RECORD_BATCH_OVERHEAD] + gzip.compress(records[:-1]))
+    damaged[8:12] = (len(damaged) - 12).to_bytes(4, "big")
+    damaged[17:21] = crc32c.crc32c(bytes(damaged[21:])).to_bytes(4, "big")
+    log = batch + bytes(damaged)
+    with pytest.raises(CorruptRecordError, match=r"decompressed data ends early.*at byte \d+ of the decompressed") as info:
+        codec.decode_records(log)
+    assert info.value.position == len(batch) + RECORD_BATCH_OVERHEAD
+    assert codec.valid_prefix_length(log) == len(batch)
+    assert len(codec.decode_records(log, stop_at_corruption=True)) == 3
+    assert codec.decode_arrow(log, stop_at_corruption=True).num_rows == 3
 
 
 def test_buffers_of_every_kind() -> None:
