@@ -655,5 +655,13 @@ def test_consumer_group_records_decode_fully() -> None:
     [tp] = fields["assigned_partitions"]
     assert tp == {"topic_id": "AAECAwQFBgcICQoLDA0ODw", "partitions": [0, 1], "assignment_epochs": [5, 5]}
     assert fields["partitions_pending_revocation"] == []
+    # A consumer-protocol member as Kafka writes it: classic member metadata null, as tag 0 of
+    # one byte, 0.
+    metadata = bytes.fromhex("0000" "0000" "0263" "0268" "020274" "00" "00000fa0" "08756e69666f726d" "01000100")
+    member_metadata = codec.decode_value(codec.ConsumerGroupKey(5, "group", member_id="m1"), metadata)
+    assert isinstance(member_metadata, codec.ConsumerGroupValue)
+    assert member_metadata.fields["server_assignor"] == "uniform"
+    assert member_metadata.fields["classic_member_metadata"] is None
+    assert codec.encode_value(member_metadata) == metadata
     with pytest.raises(ValueError, match="member_id"):
         codec.ConsumerGroupKey(5, "group")

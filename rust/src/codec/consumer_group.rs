@@ -234,19 +234,12 @@ fn decode_field(r: &mut Reader<'_>, ty: &'static FieldType) -> Result<Datum> {
         FieldType::Array(inner) => decode_array(r, inner, false)?,
         FieldType::NullableArray(inner) => decode_array(r, inner, true)?,
         FieldType::Struct(fields) => decode_struct(r, fields)?,
-        FieldType::NullableStruct(fields) => {
-            let at = r.position();
-            match r.i8()? {
-                -1 => Datum::Null,
-                1 => decode_struct(r, fields)?,
-                other => {
-                    return Err(Error::Corrupt {
-                        position: at,
-                        reason: format!("nullable struct marker {other}"),
-                    })
-                }
-            }
-        }
+        // A tagged nullable struct starts with an unsigned varint: 0 for null, more (Kafka
+        // writes 1) for a struct that follows.
+        FieldType::NullableStruct(fields) => match r.uvarint()? {
+            0 => Datum::Null,
+            _ => decode_struct(r, fields)?,
+        },
     })
 }
 
@@ -285,9 +278,15 @@ pub fn encode_struct(out: &mut Vec<u8>, fields: &'static [FieldDef], datum: &Dat
     for f in fields.iter().filter(|f| f.tag.is_none()) {
         encode_field(out, &f.ty, value_of(f.name), f.name)?;
     }
+    // A null tagged field is left out (the reader takes its default), except a nullable
+    // struct: Kafka's default for one is an empty struct, so null is written, as its marker.
     let present: Vec<&FieldDef> = fields
         .iter()
-        .filter(|f| f.tag.is_some() && *value_of(f.name) != Datum::Null)
+        .filter(|f| {
+            f.tag.is_some()
+                && (*value_of(f.name) != Datum::Null
+                    || matches!(f.ty, FieldType::NullableStruct(_)))
+        })
         .collect();
     out.put_uvarint(present.len() as u32);
     for f in present {
@@ -324,9 +323,9 @@ fn encode_field(
         }
         (FieldType::NullableArray(_), Datum::Null) => out.put_uvarint(0),
         (FieldType::Struct(fields), v) => encode_struct(out, fields, v)?,
-        (FieldType::NullableStruct(_), Datum::Null) => out.put_i8(-1),
+        (FieldType::NullableStruct(_), Datum::Null) => out.put_uvarint(0),
         (FieldType::NullableStruct(fields), v) => {
-            out.put_i8(1);
+            out.put_uvarint(1);
             encode_struct(out, fields, v)?;
         }
         _ => return Err(mismatch()),
@@ -441,6 +440,22 @@ mod tests {
             panic!("{:?}", fields[8])
         };
         assert_eq!(classic[0], ("session_timeout_ms", Datum::Int(45_000)));
+    }
+
+    /// What Kafka's coordinator writes for a member of the consumer protocol: its classic
+    /// member metadata null, as tag 0 of one byte, 0.
+    #[test]
+    fn member_metadata_of_a_consumer_protocol_member() {
+        let body = hex("00 00 02 63 02 68 02 02 74 00 00000fa0 08 756e69666f726d 01 00 01 00");
+        let Datum::Struct(fields) = decode(5, &body) else {
+            panic!()
+        };
+        assert_eq!(fields[7], ("server_assignor", Datum::Str("uniform".into())));
+        assert_eq!(fields[8], ("classic_member_metadata", Datum::Null));
+        let (_, schema) = value_schema(5).unwrap();
+        let mut again = Vec::new();
+        encode_struct(&mut again, schema, &Datum::Struct(fields)).unwrap();
+        assert_eq!(again, body, "written as Kafka writes it");
     }
 
     #[test]
