@@ -69,18 +69,36 @@ pub fn decode_payload<'a>(batch: &BatchInfo, record: &RecordRef<'a>) -> Result<P
         };
         return Ok(Payload::Control(control));
     }
-    let at_record = |error: Error| Error::Corrupt {
-        position: batch.position,
-        reason: format!("record at offset {}: {error}", record.offset),
-    };
     let key_bytes = record.key.ok_or_else(|| Error::Corrupt {
         position: batch.position,
         reason: format!("record at offset {} has a null key", record.offset),
     })?;
-    let key = decode_key_ref(key_bytes, batch.position).map_err(at_record)?;
-    let value =
-        decode_value_ref(key.value_kind(), record.value, batch.position).map_err(at_record)?;
+    let key = decode_key_ref(key_bytes, 0).map_err(|e| in_record(batch, record, "key", e))?;
+    let value = decode_value_ref(key.value_kind(), record.value, 0)
+        .map_err(|e| in_record(batch, record, "value", e))?;
     Ok(Payload::Data { key, value })
+}
+
+/// An error met at a byte of a record's key or value (`part`), reported at the batch's
+/// position with the record's offset and where in its key or value.
+#[cold]
+fn in_record(batch: &BatchInfo, record: &RecordRef<'_>, part: &str, error: Error) -> Error {
+    let detail = match error {
+        Error::Corrupt { position, reason } => format!("{reason}, at byte {position} of its {part}"),
+        Error::Truncated {
+            position,
+            needed,
+            available,
+            what,
+        } => format!(
+            "its {part} ends early: {what} at byte {position} needs {needed} bytes, {available} left"
+        ),
+        other => format!("its {part}: {other}"),
+    };
+    Error::Corrupt {
+        position: batch.position,
+        reason: format!("record at offset {}: {detail}", record.offset),
+    }
 }
 
 /// Decodes every record of `data` (whose first byte is at absolute `position`). Stops at the
@@ -306,6 +324,28 @@ mod tests {
             let _round = Round(round);
             crate::codec::fuzzing::check_any_input(&data, 100);
         }
+    }
+
+    /// A record whose value does not decode: the error is at its batch, and says which record
+    /// and where in its value.
+    #[test]
+    fn a_value_that_does_not_decode_is_named_by_record_and_byte() {
+        let key = encode_key(&Key::GroupMetadata(GroupMetadataKey { group: "g".into() }));
+        // GroupMetadataValue v3: a protocol type of 16 bytes with 3 there.
+        let value = hex("0003 0010 616263");
+        let batch = write_batch(
+            &BatchHeader::plain(7, 1000),
+            &[(Some(key.as_slice()), Some(value.as_slice()))],
+        )
+        .unwrap();
+        let error = decode_log(&batch, 500, 0).error.expect("an error");
+        assert_eq!(error.position(), Some(500));
+        let text = error.to_string();
+        assert!(
+            text.contains("record at offset 7: its value ends early")
+                && text.contains("at byte 4 needs 16 bytes, 3 left"),
+            "{text}"
+        );
     }
 
     /// Names the round of a failing check.
