@@ -314,7 +314,10 @@ def test_records_are_immutable_comparable_and_hashable() -> None:
     assert key.to_dict() == {"record_type": 1, "group": "g", "topic": "t", "partition": 1}
     with pytest.raises(ValueError, match="record_type"):
         OffsetCommitKey("g", "t", 1, record_type=2)
-    assert "OffsetCommitKey(group=\"g\"" in repr(key)
+    assert repr(key) == "OffsetCommitKey(group='g', topic='t', partition=1, record_type=1)"
+    # Optional fields read as Python, not as the Rust inside.
+    group = codec.GroupMetadataValue("consumer", 1, "range", None, 5, [])
+    assert "protocol='range', leader=None" in repr(group)
 
 
 def test_decoded_records_equal_constructed_ones() -> None:

@@ -206,6 +206,12 @@ fn opt_text(py: Python<'_>, s: &Option<Py<PyString>>) -> PyResult<Option<String>
     s.as_ref().map(|s| text(py, s)).transpose()
 }
 
+/// Python's `repr` of a value, so that a `__repr__` reads as Python: `'range'`, `None`, lists.
+fn py_repr<'py, T: IntoPyObject<'py>>(py: Python<'py>, value: T) -> PyResult<String> {
+    use pyo3::IntoPyObjectExt;
+    Ok(value.into_bound_py_any(py)?.repr()?.to_string())
+}
+
 /// A string argument, refused if it cannot be encoded as UTF-8 (lone surrogates).
 fn checked_str(s: Bound<'_, PyString>) -> PyResult<Py<PyString>> {
     s.to_str()?;
@@ -287,9 +293,9 @@ impl PyOffsetCommitKey {
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
-            "OffsetCommitKey(group={:?}, topic={:?}, partition={}, record_type={})",
-            text(py, &self.group)?,
-            text(py, &self.topic)?,
+            "OffsetCommitKey(group={}, topic={}, partition={}, record_type={})",
+            py_repr(py, &self.group)?,
+            py_repr(py, &self.topic)?,
             self.partition,
             self.record_type
         ))
@@ -342,8 +348,8 @@ impl PyGroupMetadataKey {
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
-            "GroupMetadataKey(group={:?})",
-            text(py, &self.group)?
+            "GroupMetadataKey(group={})",
+            py_repr(py, &self.group)?
         ))
     }
 
@@ -470,9 +476,9 @@ impl PyOffsetCommitValue {
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
-            "OffsetCommitValue(offset={}, metadata={:?}, commit_timestamp={}, leader_epoch={}, expire_timestamp={}, version={})",
+            "OffsetCommitValue(offset={}, metadata={}, commit_timestamp={}, leader_epoch={}, expire_timestamp={}, version={})",
             self.offset,
-            text(py, &self.metadata)?,
+            py_repr(py, &self.metadata)?,
             self.commit_timestamp,
             self.leader_epoch,
             self.expire_timestamp,
@@ -586,11 +592,11 @@ impl PyMemberMetadata {
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
-            "MemberMetadata(member_id={:?}, group_instance_id={:?}, client_id={:?}, client_host={:?}, rebalance_timeout={}, session_timeout={}, subscription=<{} bytes>, assignment=<{} bytes>)",
-            text(py, &self.member_id)?,
-            opt_text(py, &self.group_instance_id)?,
-            text(py, &self.client_id)?,
-            text(py, &self.client_host)?,
+            "MemberMetadata(member_id={}, group_instance_id={}, client_id={}, client_host={}, rebalance_timeout={}, session_timeout={}, subscription=<{} bytes>, assignment=<{} bytes>)",
+            py_repr(py, &self.member_id)?,
+            py_repr(py, &self.group_instance_id)?,
+            py_repr(py, &self.client_id)?,
+            py_repr(py, &self.client_host)?,
             self.rebalance_timeout,
             self.session_timeout,
             self.subscription.as_bytes(py).len(),
@@ -709,11 +715,11 @@ impl PyGroupMetadataValue {
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
-            "GroupMetadataValue(protocol_type={:?}, generation={}, protocol={:?}, leader={:?}, current_state_timestamp={}, members=<{} members>, version={})",
-            text(py, &self.protocol_type)?,
+            "GroupMetadataValue(protocol_type={}, generation={}, protocol={}, leader={}, current_state_timestamp={}, members=<{} members>, version={})",
+            py_repr(py, &self.protocol_type)?,
             self.generation,
-            opt_text(py, &self.protocol)?,
-            opt_text(py, &self.leader)?,
+            py_repr(py, &self.protocol)?,
+            py_repr(py, &self.leader)?,
             self.current_state_timestamp,
             self.members.len(),
             self.version
@@ -935,8 +941,14 @@ impl ConsumerGroupKey {
         })
     }
 
-    fn __repr__(&self) -> String {
-        format!("ConsumerGroupKey(record_type={}, group_id={:?}, member_id={:?}, regular_expression={:?})", self.record_type, self.group_id, self.member_id, self.regular_expression)
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "ConsumerGroupKey(record_type={}, group_id={}, member_id={}, regular_expression={})",
+            self.record_type,
+            py_repr(py, &self.group_id)?,
+            py_repr(py, &self.member_id)?,
+            py_repr(py, &self.regular_expression)?
+        ))
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -1016,8 +1028,8 @@ impl ConsumerGroupValue {
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
-            "ConsumerGroupValue(schema={:?}, fields={})",
-            self.schema,
+            "ConsumerGroupValue(schema={}, fields={})",
+            py_repr(py, self.schema)?,
             datum_to_py(py, &self.fields)?.bind(py).repr()?
         ))
     }
@@ -1099,8 +1111,15 @@ impl ConsumerProtocolSubscription {
         self.rack_id.as_deref()
     }
 
-    fn __repr__(&self) -> String {
-        format!("ConsumerProtocolSubscription(topics={:?}, owned_partitions={:?}, generation_id={}, rack_id={:?}, version={})", self.topics, self.owned_partitions, self.generation_id, self.rack_id, self.version)
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "ConsumerProtocolSubscription(topics={}, owned_partitions={}, generation_id={}, rack_id={}, version={})",
+            py_repr(py, &self.topics)?,
+            py_repr(py, &self.owned_partitions)?,
+            self.generation_id,
+            py_repr(py, &self.rack_id)?,
+            self.version
+        ))
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -1147,11 +1166,12 @@ impl ConsumerProtocolAssignment {
         opt_bytes(py, self.user_data.as_deref())
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "ConsumerProtocolAssignment(assigned_partitions={:?}, version={})",
-            self.assigned_partitions, self.version
-        )
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "ConsumerProtocolAssignment(assigned_partitions={}, version={})",
+            py_repr(py, &self.assigned_partitions)?,
+            self.version
+        ))
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -1210,11 +1230,15 @@ pub struct RecordBatch {
 
 #[pymethods]
 impl RecordBatch {
-    fn __repr__(&self) -> String {
-        format!(
-            "RecordBatch(position={}, base_offset={}, last_offset={}, magic={}, compression={:?})",
-            self.position, self.base_offset, self.last_offset, self.magic, self.compression
-        )
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "RecordBatch(position={}, base_offset={}, last_offset={}, magic={}, compression={})",
+            self.position,
+            self.base_offset,
+            self.last_offset,
+            self.magic,
+            py_repr(py, &self.compression)?
+        ))
     }
 }
 
@@ -1284,11 +1308,11 @@ impl OffsetsRecord {
             })
         };
         Ok(format!(
-            "OffsetsRecord(partition={}, offset={}, timestamp={}, control={:?}, key={}, value={})",
+            "OffsetsRecord(partition={}, offset={}, timestamp={}, control={}, key={}, value={})",
             self.partition,
             self.offset,
             self.timestamp,
-            self.control,
+            py_repr(py, &self.control)?,
             show(&self.key)?,
             show(&self.value)?
         ))
