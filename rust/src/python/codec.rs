@@ -1237,7 +1237,7 @@ impl RecordBatch {
             self.base_offset,
             self.last_offset,
             self.magic,
-            py_repr(py, &self.compression)?
+            py_repr(py, self.compression)?
         ))
     }
 }
