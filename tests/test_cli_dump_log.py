@@ -128,6 +128,20 @@ def test_a_long_compressed_segment_streams_up_to_its_corruption(tmp_path: Path, 
     assert f"byte {corrupt_at}" in result.stderr and str(path) in result.stderr
 
 
+def test_a_reader_that_stops_early_ends_it_quietly(tmp_path: Path) -> None:
+    """`dump-log FILE | head -1`: the pipe closes after the first line; no traceback."""
+    path = segment_dir(tmp_path, _log_of_many_chunks())
+    command = [sys.executable, "-m", "groupcoord.cli", "dump-log", str(path)]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
+        assert process.stdout is not None and process.stderr is not None
+        first = json.loads(process.stdout.readline())
+        process.stdout.close()
+        stderr = process.stderr.read()
+        assert process.wait(timeout=60) == 1
+    assert first["offset"] == 0
+    assert stderr == ""
+
+
 def test_missing_file(tmp_path: Path) -> None:
     result = run(str(tmp_path / "nope.log"))
     assert result.returncode == 1 and "nope.log" in result.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -128,8 +129,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "dump-log":
         from groupcoord import dump_log
 
-        return dump_log.main(args.files, decode=not args.no_decode,
-                             stop_at_corruption=args.stop_at_corruption)
+        try:
+            return dump_log.main(args.files, decode=not args.no_decode,
+                                 stop_at_corruption=args.stop_at_corruption)
+        except BrokenPipeError:
+            # The reader went away (`dump-log FILE | head`): stop without a traceback, and
+            # without Python's own complaint when it flushes stdout at exit.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 1
     if args.command == "serve":
         return _serve(parser, args)
     if args.command == "inspect":
