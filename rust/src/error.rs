@@ -73,6 +73,30 @@ impl Error {
             other => other,
         }
     }
+
+    /// What went wrong, told relative to `part` (a record's value, a batch's decompressed
+    /// data) whose first byte its reader counted as `start`: for an error then reported at a
+    /// byte of the input that holds `part`, since `part`'s own bytes are not the input's.
+    pub fn within(self, part: &str, start: usize) -> String {
+        match self {
+            Error::Corrupt { position, reason } => {
+                format!(
+                    "{reason}, at byte {} of {part}",
+                    position.saturating_sub(start)
+                )
+            }
+            Error::Truncated {
+                position,
+                needed,
+                available,
+                what,
+            } => format!(
+                "{part} ends early: {what} at byte {} needs {needed} bytes, {available} left",
+                position.saturating_sub(start)
+            ),
+            other => format!("{part}: {other}"),
+        }
+    }
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

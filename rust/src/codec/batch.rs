@@ -797,27 +797,9 @@ impl<'a> Records<'a> {
 /// its reason says where in the decompressed data it was met.
 #[cold]
 pub(crate) fn in_decompressed(error: Error, stream_start: usize) -> Error {
-    let (position, reason) = match error {
-        Error::Truncated {
-            position,
-            needed,
-            available,
-            what,
-        } => (
-            position,
-            format!(
-                "the decompressed data ends early: {what} needs {needed} bytes, {available} left"
-            ),
-        ),
-        Error::Corrupt { position, reason } => (position, reason),
-        other => return other,
-    };
     Error::Corrupt {
         position: stream_start,
-        reason: format!(
-            "{reason} (at byte {} of the decompressed data)",
-            position.saturating_sub(stream_start)
-        ),
+        reason: error.within("the decompressed data", stream_start),
     }
 }
 

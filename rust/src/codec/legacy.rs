@@ -200,7 +200,7 @@ mod tests {
         let text = error.to_string();
         assert!(
             text.contains("decompressed data ends early")
-                && text.contains(&format!("at byte {second_body_at} of")),
+                && text.contains(&format!("at byte {second_body_at} needs")),
             "{text}"
         );
     }

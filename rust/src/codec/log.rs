@@ -83,21 +83,13 @@ pub fn decode_payload<'a>(batch: &BatchInfo, record: &RecordRef<'a>) -> Result<P
 /// position with the record's offset and where in its key or value.
 #[cold]
 fn in_record(batch: &BatchInfo, record: &RecordRef<'_>, part: &str, error: Error) -> Error {
-    let detail = match error {
-        Error::Corrupt { position, reason } => format!("{reason}, at byte {position} of its {part}"),
-        Error::Truncated {
-            position,
-            needed,
-            available,
-            what,
-        } => format!(
-            "its {part} ends early: {what} at byte {position} needs {needed} bytes, {available} left"
-        ),
-        other => format!("its {part}: {other}"),
-    };
     Error::Corrupt {
         position: batch.position,
-        reason: format!("record at offset {}: {detail}", record.offset),
+        reason: format!(
+            "record at offset {}: {}",
+            record.offset,
+            error.within(&format!("its {part}"), 0)
+        ),
     }
 }
 
