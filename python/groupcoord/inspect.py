@@ -94,9 +94,11 @@ def load(data_dir: Path, config: Config, progress_stream: TextIO | None = None) 
     progress = Progress(sum(map(sum, sizes.values())), progress_stream or sys.stderr)
     done = 0
     manager = coordinator.manager
+    misplaced: list[tuple[str, str]] = []
     for partition in sorted(directories):
         # The manager's load alone: no immigration (sessions, rebalancing a group over
         # group.max.size), which would show a state the log does not hold.
+        known = {group.group_id for group in manager.current_groups()}
         manager.begin_loading(partition)
         chunks = read_directory(directories[partition], buffer_size=config.offsets_load_buffer_size,
                                 partition=partition)
@@ -106,8 +108,22 @@ def load(data_dir: Path, config: Config, progress_stream: TextIO | None = None) 
                 manager.replay_log_record(record)
         manager.complete_loading(partition)
         done += sum(sizes[partition])
+        misplaced += [(group.group_id, label) for group in manager.current_groups()
+                      if group.group_id not in known and manager.partition_for(group.group_id) != partition]
     if progress_stream is not None or sys.stderr.isatty():
         progress.close()
+    if misplaced:
+        # Kafka writes a group to the partition its id hashes to among the topic's partitions:
+        # groups found elsewhere mean the count is not the cluster's (a copy from a cluster of
+        # 3 partitions read with the default 50), and the partitions shown are not theirs.
+        group, label = misplaced[0]
+        (progress_stream or sys.stderr).write(
+            f"groupcoord inspect: warning: {len(misplaced)} groups are not where "
+            f"offsets.topic.num.partitions={config.offsets_topic_num_partitions} puts them "
+            f"({group!r} is in {label}, not {manager.partition_for(group)}), so the partitions "
+            f"shown for them are wrong; set it to the cluster's with "
+            f"--set offsets.topic.num.partitions=N\n"
+        )
     return coordinator
 
 

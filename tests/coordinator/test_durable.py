@@ -164,6 +164,13 @@ def test_inspect_prints_what_loading_yields(tmp_path: Path) -> None:
     wrong = subprocess.run([sys.executable, "-m", "groupcoord.cli", "inspect", str(tmp_path),
                             "--set", "offsets.topic.num.partitions=2"], capture_output=True, text=True, timeout=60)
     assert wrong.returncode == 1 and "offsets.topic.num.partitions" in wrong.stderr
+    # A count above the cluster's (the default 50 on a copy of 3 partitions) still reads, but
+    # the groups' partitions are not theirs: a warning says so.
+    default = subprocess.run([sys.executable, "-m", "groupcoord.cli", "inspect", str(tmp_path)],
+                             capture_output=True, text=True, timeout=60)
+    assert default.returncode == 0, default.stderr
+    assert "warning: 3 groups are not where offsets.topic.num.partitions=50 puts them" in default.stderr
+    assert "warning" not in subprocess.run(cli, capture_output=True, text=True, timeout=60).stderr
 
 
 def test_inspect_reads_a_broker_directory(tmp_path: Path) -> None:
