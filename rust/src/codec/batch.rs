@@ -209,7 +209,7 @@ pub fn valid_prefix_length(data: &[u8]) -> usize {
 
 /// The batches of `data` as the length prefixes cut them, nothing checked; stops where a
 /// prefix is short or runs past the end.
-fn frames(data: &[u8]) -> impl Iterator<Item = &[u8]> {
+pub(crate) fn frames(data: &[u8]) -> impl Iterator<Item = &[u8]> {
     let mut rest = data;
     std::iter::from_fn(move || {
         let length = i32::from_be_bytes(rest.get(LENGTH_OFFSET..LOG_OVERHEAD)?.try_into().ok()?);

@@ -138,8 +138,8 @@ pub fn decode_log(data: &[u8], position: usize, partition: i32) -> DecodedLog {
 mod tests {
     use super::*;
     use crate::codec::batch::{
-        write_batch, write_control_batch, BatchHeader, ATTRIBUTES_OFFSET, CRC_OFFSET, LOG_OVERHEAD,
-        RECORD_BATCH_OVERHEAD,
+        first_compression, frames, write_batch, write_control_batch, BatchHeader,
+        ATTRIBUTES_OFFSET, CRC_OFFSET, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD,
     };
     use crate::codec::compression::Compression;
     use crate::codec::records::{
@@ -237,23 +237,10 @@ mod tests {
         log
     }
 
-    /// The batches of `log`, as ranges.
-    fn batch_ranges(log: &[u8]) -> Vec<std::ops::Range<usize>> {
-        let mut ranges = Vec::new();
-        let mut at = 0;
-        while at < log.len() {
-            let length = i32::from_be_bytes(log[at + 8..at + 12].try_into().unwrap());
-            let end = at + LOG_OVERHEAD + length as usize;
-            ranges.push(at..end);
-            at = end;
-        }
-        ranges
-    }
-
     /// `batch` with its records replaced by `records`, compressed as before, and its length
     /// and CRC made right again: damage the CRC does not catch.
     fn resealed(batch: &[u8], records: &[u8]) -> Vec<u8> {
-        let compression = Compression::from_id(batch[ATTRIBUTES_OFFSET + 1] & 0x07).unwrap();
+        let compression = first_compression(batch).unwrap();
         let mut out = batch[..RECORD_BATCH_OVERHEAD].to_vec();
         out.extend(compression.compress(records));
         let length = (out.len() - LOG_OVERHEAD) as i32;
@@ -272,9 +259,13 @@ mod tests {
         let mut rng = Rng(0xC0FF_EE00);
         let log = sample_log(&mut rng);
         assert!(decode_log(&log, 0, 0).error.is_none());
-        let compressed: Vec<_> = batch_ranges(&log)
-            .into_iter()
-            .filter(|b| log[b.start + ATTRIBUTES_OFFSET + 1] & 0x07 != 0)
+        let mut at = 0;
+        let compressed: Vec<_> = frames(&log)
+            .map(|batch| {
+                at += batch.len();
+                at - batch.len()..at
+            })
+            .filter(|b| first_compression(&log[b.clone()]) != Some(Compression::None))
             .collect();
         assert_eq!(compressed.len(), 4);
         for round in 0..5000 {
@@ -297,9 +288,7 @@ mod tests {
                 3 => data = (0..rng.below(600)).map(|_| rng.next() as u8).collect(),
                 _ => {
                     let batch = compressed[rng.below(4) as usize].clone();
-                    let compression =
-                        Compression::from_id(log[batch.start + ATTRIBUTES_OFFSET + 1] & 0x07)
-                            .unwrap();
+                    let compression = first_compression(&log[batch.clone()]).unwrap();
                     let mut records = compression
                         .decompress(&log[batch.start + RECORD_BATCH_OVERHEAD..batch.end], 0)
                         .unwrap();
