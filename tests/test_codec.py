@@ -341,6 +341,34 @@ def test_decoded_records_equal_constructed_ones() -> None:
     assert value.to_dict()["members"] == [member.to_dict()]
 
 
+def test_decoding_a_log_twice_gives_equal_records_and_batches() -> None:
+    builder = DefaultRecordBatchBuilder(
+        magic=2, compression_type=1, is_transactional=False, producer_id=-1, producer_epoch=-1,
+        base_sequence=-1, batch_size=1 << 20,
+    )
+    builder.append(0, timestamp=9, key=codec.encode_key(OffsetCommitKey("g", "a", 0)),
+                   value=codec.encode_value(OffsetCommitValue(1, "", 2)), headers=[("h", b"v")])
+    headed = bytearray(builder.build())
+    headed[0:8] = (4).to_bytes(8, "big")
+    log = SEGMENT + bytes(headed)
+    records, again = codec.decode_records(log), codec.decode_records(log)
+    assert records == again and [hash(r) for r in records] == [hash(r) for r in again]
+    assert len(set(records)) == 5, "records differ from one another"
+    assert records[0] != records[2], "a tombstone's neighbours differ in offset and value"
+    assert records[3].control == "commit" and records[3] != records[0] and records[0] != "a record"
+    moved = codec.decode_records(log, position=100)
+    assert moved[0] != records[0] and moved[0].offset == records[0].offset
+
+    batches, batches_again = codec.read_batches(log), codec.read_batches(log)
+    assert batches == batches_again and batches[0] != batches[1]
+    assert batches[4].records[0].headers == [("h", b"v")]
+    assert batches[4].records == batches_again[4].records
+    assert hash(batches[4].records[0]) == hash(batches_again[4].records[0])
+    assert batches[0].records[0] != batches[4].records[0]
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(batches[0])
+
+
 def test_shared_names_never_stand_for_one_another() -> None:
     """The decode shares one `str` per name from a table of a few thousand slots, in which
     names land on each other's slots. Names that differ only past their first 32 bytes, or only

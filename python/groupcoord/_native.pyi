@@ -2,7 +2,7 @@
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from os import PathLike
-from typing import Any, TypeAlias, final
+from typing import Any, ClassVar, TypeAlias, final
 
 from typing_extensions import Self
 
@@ -364,7 +364,8 @@ _Value: TypeAlias = OffsetCommitValue | GroupMetadataValue | ConsumerGroupValue 
 
 @final
 class Record:
-    """One record of a batch: absolute offset and timestamp, raw key and value."""
+    """One record of a batch: absolute offset and timestamp, raw key and value; equal and
+    hashed by all its fields."""
 
     @property
     def offset(self) -> int: ...
@@ -380,7 +381,9 @@ class Record:
 @final
 class RecordBatch:
     """A batch as it lies in the log: magic 2, or one legacy (magic 0/1) message or wrapper,
-    whose v2-only fields are -1 / False."""
+    whose v2-only fields are -1 / False. Equal when every field and record is; not hashable."""
+
+    __hash__: ClassVar[None]  # type: ignore[assignment]
 
     @property
     def position(self) -> int:
@@ -423,7 +426,7 @@ class RecordBatch:
 
 @final
 class OffsetsRecord:
-    """One decoded record of a ``__consumer_offsets`` log."""
+    """One decoded record of a ``__consumer_offsets`` log; equal and hashed by all its fields."""
 
     @property
     def partition(self) -> int: ...

@@ -1196,6 +1196,13 @@ pub struct Record {
     headers: Py<PyList>,
 }
 
+impl Record {
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let headers = PyTuple::new(py, self.headers.bind(py))?;
+        (self.offset, self.timestamp, &self.key, &self.value, headers).into_pyobject(py)
+    }
+}
+
 #[pymethods]
 impl Record {
     fn __repr__(&self) -> String {
@@ -1203,6 +1210,14 @@ impl Record {
             "Record(offset={}, timestamp={})",
             self.offset, self.timestamp
         )
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        fields_equal(self, other, Self::fields)
+    }
+
+    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
+        self.fields(py)?.hash()
     }
 }
 
@@ -1228,8 +1243,44 @@ pub struct RecordBatch {
     records: Py<PyList>,
 }
 
+impl RecordBatch {
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let header = (
+            self.position,
+            self.size,
+            self.base_offset,
+            self.last_offset,
+            self.magic,
+            self.compression,
+            self.timestamp_type,
+            self.base_timestamp,
+            self.max_timestamp,
+            self.producer_id,
+            self.producer_epoch,
+            self.base_sequence,
+        );
+        let rest = (
+            self.partition_leader_epoch,
+            self.is_transactional,
+            self.is_control,
+            self.crc,
+            &self.records,
+        );
+        (header, rest).into_pyobject(py)
+    }
+}
+
+/// Equal when every field and record is; not hashable, as `records` is a list.
 #[pymethods]
 impl RecordBatch {
+    #[classattr]
+    #[allow(non_upper_case_globals)]
+    const __hash__: Option<Py<PyAny>> = None;
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        fields_equal(self, other, Self::fields)
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
             "RecordBatch(position={}, base_offset={}, last_offset={}, magic={}, compression={})",
@@ -1298,8 +1349,34 @@ pub struct OffsetsRecord {
     value: Option<Py<PyAny>>,
 }
 
+impl OffsetsRecord {
+    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        (
+            self.partition,
+            self.offset,
+            self.timestamp,
+            self.batch_position,
+            self.producer_id,
+            self.producer_epoch,
+            self.is_transactional,
+            &self.control,
+            &self.key,
+            &self.value,
+        )
+            .into_pyobject(py)
+    }
+}
+
 #[pymethods]
 impl OffsetsRecord {
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        fields_equal(self, other, Self::fields)
+    }
+
+    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
+        self.fields(py)?.hash()
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let show = |o: &Option<Py<PyAny>>| -> PyResult<String> {
             Ok(match o {
