@@ -4,7 +4,10 @@ and the expiry rules of KIP-211; each checks the records written."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
+
+import pytest
 
 from coordinator_context import (
     DEFAULT_SESSION_TIMEOUT,
@@ -298,3 +301,59 @@ def test_a_write_completing_after_unload_leaves_memory_alone(ctx: Context) -> No
     ctx.coordinator.load_partition(ctx.group_partition, ctx.log)
     assert ctx.fetch_offsets(GROUP_ID, [TP])[1][TP].offset == 9
     assert ctx.take_records() == [("offset", GROUP_ID, "foo", 0, 9)]
+
+
+def _groups_in_the_partition_of(ctx: Context, n: int) -> list[str]:
+    names = (f"group-{i}" for i in range(100_000))
+    return [g for g in names if ctx.coordinator.partition_for(g) == ctx.group_partition][:n]
+
+
+def test_a_group_loads_while_its_offsets_or_its_group_metadata_last(
+    ctx: Context, caplog: pytest.LogCaptureFixture
+) -> None:
+    """As Kafka's loader: a group comes from its last group metadata record, or from offsets
+    still committed; one made by commits alone whose offsets were all deleted is not loaded."""
+    deleted, kept, described = _groups_in_the_partition_of(ctx, 3)
+    commit = codec.OffsetCommitValue(10, "", 1)
+    _write(ctx, [
+        CoordinatorRecord(codec.OffsetCommitKey(deleted, "foo", 0), commit),
+        CoordinatorRecord(codec.OffsetCommitKey(kept, "foo", 0), commit),
+        CoordinatorRecord(codec.OffsetCommitKey(kept, "foo", 1), commit),
+        CoordinatorRecord(codec.GroupMetadataKey(described), codec.GroupMetadataValue("consumer", 4, None, None, 0, [])),
+        CoordinatorRecord(codec.OffsetCommitKey(deleted, "foo", 0), None),
+        CoordinatorRecord(codec.OffsetCommitKey(kept, "foo", 0), None),
+    ])
+    _reload(ctx)
+    assert sorted(ctx.coordinator.manager.groups) == sorted([kept, described])
+    assert ctx.coordinator.manager.offsets.num_offsets(kept) == 1
+    assert ctx.coordinator.manager.groups[described].generation_id == 4
+    assert "Skipped" not in caplog.text
+
+
+def test_new_protocol_records_are_skipped_with_one_warning_and_their_deleted_group_is_gone(
+    ctx: Context, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A Kafka 4 log: a KIP-848 group committed offsets and was deleted (tombstones for its
+    records and offsets). Its records are skipped, counted in one warning per partition."""
+    (cg,) = _groups_in_the_partition_of(ctx, 1)
+    metadata = ("0000" "0000000a" "00", "0000" "00000005" "00")
+    records: list[tuple[bytes, bytes | None]] = [
+        (codec.encode_key(codec.ConsumerGroupKey(3, cg)), bytes.fromhex(metadata[0])),
+        (codec.encode_key(codec.ConsumerGroupKey(6, cg)), bytes.fromhex(metadata[1])),
+        (codec.encode_key(codec.OffsetCommitKey(cg, "foo", 0)), codec.encode_value(codec.OffsetCommitValue(7, "", 1))),
+        (codec.encode_key(codec.OffsetCommitKey(cg, "foo", 0)), None),
+        (codec.encode_key(codec.ConsumerGroupKey(6, cg)), None),
+        (codec.encode_key(codec.ConsumerGroupKey(3, cg)), None),
+    ]
+    done: list[Any] = []
+    ctx.log.append(ctx.group_partition, Append(records, ctx.time.milliseconds()), done.append)
+    ctx.settle()
+    with caplog.at_level(logging.WARNING, logger="groupcoord.coordinator.metadata_manager"):
+        _reload(ctx)
+    assert cg not in ctx.coordinator.manager.groups
+    warnings = [r.getMessage() for r in caplog.records if "Skipped" in r.getMessage()]
+    assert warnings == [
+        f"Skipped 4 records of __consumer_offsets-{ctx.group_partition} of types this coordinator "
+        "does not serve (the new coordinator's consumer, share and streams groups), by record "
+        "type: {3: 2, 6: 2}"
+    ]

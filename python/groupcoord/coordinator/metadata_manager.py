@@ -12,6 +12,7 @@ members mid-rebalance and parked requests, is their source and is already ahead 
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -112,6 +113,8 @@ class GroupMetadataManager:
         self.owned_partitions: set[int] = set()
         self.loading_partitions: set[int] = set()
         self._loaded_group_values: dict[str, codec.GroupMetadataValue | None] = {}
+        self._skipped_while_loading: dict[int, Counter[int]] = {}
+        """Per loading partition: records of types this coordinator does not serve, by type."""
         self._epochs: dict[int, int] = {}
         """Bumped each time a partition is loaded or unloaded."""
         self.num_partitions = config.offsets_topic_num_partitions
@@ -180,7 +183,8 @@ class GroupMetadataManager:
         ``transaction`` is (producer id, partition) for a record of a transactional batch,
         None otherwise. Record types
         this coordinator does not serve (the new coordinator's consumer, share and streams
-        groups) are skipped with a warning, as Kafka's loader skips unknown types. While the
+        groups) are skipped, as Kafka's loader skips unknown types: with a warning here, counted
+        by :meth:`replay_log_record` while a partition loads. While the
         group's partition loads, a group metadata record is kept and applied when the load
         completes: only each group's last record matters, as in Kafka's loader.
         """
@@ -225,7 +229,12 @@ class GroupMetadataManager:
         self.offsets.replay_end_transaction((producer_id, partition), commit)
 
     def replay_log_record(self, record: codec.OffsetsRecord) -> None:
-        """:meth:`replay` of a record read back from the log (loading)."""
+        """:meth:`replay` of a record read back from the log (loading). Records of types this
+        coordinator does not serve are counted, and reported once the partition has loaded."""
+        skipped = self._skipped_while_loading.get(record.partition)
+        if skipped is not None and isinstance(record.key, (codec.ConsumerGroupKey, codec.OpaqueKey)):
+            skipped[record.key.record_type] += 1
+            return
         if record.control is not None:
             if record.control in ("commit", "abort"):
                 self.replay_end_transaction(
@@ -246,14 +255,39 @@ class GroupMetadataManager:
         if partition in self.owned_partitions or partition in self.loading_partitions:
             return False
         self.loading_partitions.add(partition)
+        self._skipped_while_loading[partition] = Counter()
         self._epochs[partition] = self._epochs.get(partition, 0) + 1
         return True
 
     def complete_loading(self, partition: int) -> list[ClassicGroup]:
         """Own ``partition``: apply its groups' last metadata records; return its groups, now
-        served."""
+        served.
+
+        As in Kafka's loader, a group exists when its last group metadata record has a value,
+        or while it has offsets: a group made by offset commits alone, whose offsets were all
+        deleted since, is not loaded (so neither is a new-protocol group whose own records are
+        skipped here, once deleted).
+        """
+        described = set()
         for group_id in [g for g in self._loaded_group_values if self.partition_for(g) == partition]:
-            self._apply_group_value(group_id, self._loaded_group_values.pop(group_id))
+            value = self._loaded_group_values.pop(group_id)
+            self._apply_group_value(group_id, value)
+            if value is not None:
+                described.add(group_id)
+        for group_id in [
+            g for g in self.groups
+            if self.partition_for(g) == partition and g not in described
+            and not self.offsets.has_offsets(g)
+        ]:
+            del self.groups[group_id]
+        skipped = self._skipped_while_loading.pop(partition, Counter())
+        if skipped:
+            log.warning(
+                "Skipped %d records of __consumer_offsets-%d of types this coordinator does not "
+                "serve (the new coordinator's consumer, share and streams groups), by record "
+                "type: %s",
+                skipped.total(), partition, dict(sorted(skipped.items())),
+            )
         self.loading_partitions.discard(partition)
         self.owned_partitions.add(partition)
         return [g for g in self.groups.values() if self.partition_for(g.group_id) == partition]
@@ -264,6 +298,7 @@ class GroupMetadataManager:
         """Stop owning ``partition``; returns (groups, offsets) removed from memory."""
         self.owned_partitions.discard(partition)
         self.loading_partitions.discard(partition)
+        self._skipped_while_loading.pop(partition, None)
         self._epochs[partition] = self._epochs.get(partition, 0) + 1
         for group_id in [g for g in self._loaded_group_values if self.partition_for(g) == partition]:
             del self._loaded_group_values[group_id]
