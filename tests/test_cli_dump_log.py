@@ -143,5 +143,20 @@ def test_a_reader_that_stops_early_ends_it_quietly(tmp_path: Path) -> None:
 
 
 def test_missing_file(tmp_path: Path) -> None:
-    result = run(str(tmp_path / "nope.log"))
-    assert result.returncode == 1 and "nope.log" in result.stderr
+    result = run(str(tmp_path / "nope.log"), str(tmp_path))
+    assert result.returncode == 1
+    assert result.stderr.splitlines() == [
+        f"groupcoord dump-log: {tmp_path / 'nope.log'}: No such file or directory",
+        f"groupcoord dump-log: {tmp_path}: Is a directory",
+    ]
+
+
+def test_index_files_beside_a_segment_are_named_not_decoded(tmp_path: Path) -> None:
+    log = segment_dir(tmp_path, SEGMENT)
+    index = log.with_suffix(".index")
+    index.write_bytes(bytes(16))
+    result = run(str(index), str(log))
+    assert result.returncode == 1
+    assert result.stderr == (f"groupcoord dump-log: {index}: a Kafka offset index, not a log segment: "
+                             "dump-log reads the .log files\n")
+    assert [json.loads(line)["offset"] for line in result.stdout.splitlines()] == [0, 1, 2, 3]

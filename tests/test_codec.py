@@ -369,6 +369,16 @@ def test_decoding_a_log_twice_gives_equal_records_and_batches() -> None:
         hash(batches[0])
 
 
+@pytest.mark.parametrize("read", [codec.decode_segment, codec.decode_segment_arrow, codec.read_segment,
+                                  codec.iter_segment, codec.iter_segment_batches])
+def test_an_unreadable_segment_raises_what_open_would(tmp_path: Path, read: Callable[[Path], object]) -> None:
+    with pytest.raises(FileNotFoundError) as missing:
+        read(tmp_path / "nope.log")
+    assert (missing.value.errno, missing.value.filename) == (2, str(tmp_path / "nope.log"))
+    with pytest.raises(IsADirectoryError):
+        read(tmp_path)
+
+
 def test_shared_names_never_stand_for_one_another() -> None:
     """The decode shares one `str` per name from a table of a few thousand slots, in which
     names land on each other's slots. Names that differ only past their first 32 bytes, or only

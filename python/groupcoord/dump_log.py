@@ -92,6 +92,15 @@ def batch_json(path: str, batch: codec.RecordBatch) -> Any:
     return out
 
 
+KAFKA_SIDE_FILES = {
+    ".index": "offset index",
+    ".timeindex": "time index",
+    ".txnindex": "transaction index",
+    ".snapshot": "producer state snapshot",
+}
+"""Files a broker keeps beside its segments, by suffix (``partition_dir/*`` passes them too)."""
+
+
 def _lines(path: Path, decode: bool) -> Iterator[Any]:
     """The file's lines, parsed (and decoded) as they are taken, so that a large segment
     streams. Raises OSError at once if the file cannot be read, and
@@ -109,10 +118,15 @@ def dump(paths: list[Path], *, decode: bool, stop_at_corruption: bool, out: Text
     ``stop_at_corruption``."""
     status = 0
     for path in paths:
+        if path.suffix in KAFKA_SIDE_FILES:
+            print(f"groupcoord dump-log: {path}: a Kafka {KAFKA_SIDE_FILES[path.suffix]}, not a log "
+                  "segment: dump-log reads the .log files", file=err)
+            status = 1
+            continue
         try:
             lines = _lines(path, decode)
         except OSError as e:
-            print(f"groupcoord dump-log: {path}: {e}", file=err)
+            print(f"groupcoord dump-log: {path}: {e.strerror or e}", file=err)
             status = 1
             continue
         try:

@@ -74,6 +74,20 @@ fn corrupt(py: Python<'_>, err: &Error) -> PyResult<PyErr> {
     Ok(PyErr::from_value(instance))
 }
 
+/// An OS error as Python's own `open` raises it: `OSError(errno, strerror, filename)`, which
+/// Python makes the matching subclass (`FileNotFoundError`, `IsADirectoryError`, ...).
+fn os_error(py: Python<'_>, path: &str, source: &std::io::Error) -> PyErr {
+    let Some(errno) = source.raw_os_error() else {
+        return PyOSError::new_err(format!("{path}: {source}"));
+    };
+    let strerror = py
+        .import("os")
+        .and_then(|os| os.call_method1("strerror", (errno,)))
+        .and_then(|s| s.extract::<String>())
+        .unwrap_or_else(|_| source.to_string());
+    PyOSError::new_err((errno, strerror, path.to_owned()))
+}
+
 impl From<Error> for PyErr {
     fn from(err: Error) -> PyErr {
         Python::attach(|py| {
@@ -84,7 +98,7 @@ impl From<Error> for PyErr {
                 Error::Truncated { .. } | Error::Corrupt { .. } => corrupt(py, &err),
                 Error::UnsupportedVersion(msg) => unsupported_version_error(py)
                     .map(|cls| PyErr::from_type(cls.clone(), msg.clone())),
-                Error::Io { .. } => Ok(PyOSError::new_err(err.to_string())),
+                Error::Io { path, source } => Ok(os_error(py, path, source)),
             };
             converted.unwrap_or_else(|e| e)
         })
