@@ -313,18 +313,22 @@ def test_a_group_loads_while_its_offsets_or_its_group_metadata_last(
 ) -> None:
     """As Kafka's loader: a group comes from its last group metadata record, or from offsets
     still committed; one made by commits alone whose offsets were all deleted is not loaded."""
-    deleted, kept, described = _groups_in_the_partition_of(ctx, 3)
+    deleted, kept, described, joined = _groups_in_the_partition_of(ctx, 4)
     commit = codec.OffsetCommitValue(10, "", 1)
+    empty_group = codec.GroupMetadataValue("consumer", 4, None, None, 0, [])
     _write(ctx, [
         CoordinatorRecord(codec.OffsetCommitKey(deleted, "foo", 0), commit),
         CoordinatorRecord(codec.OffsetCommitKey(kept, "foo", 0), commit),
         CoordinatorRecord(codec.OffsetCommitKey(kept, "foo", 1), commit),
-        CoordinatorRecord(codec.GroupMetadataKey(described), codec.GroupMetadataValue("consumer", 4, None, None, 0, [])),
+        CoordinatorRecord(codec.GroupMetadataKey(described), empty_group),
+        CoordinatorRecord(codec.OffsetCommitKey(joined, "foo", 0), commit),
+        CoordinatorRecord(codec.GroupMetadataKey(joined), empty_group),
         CoordinatorRecord(codec.OffsetCommitKey(deleted, "foo", 0), None),
         CoordinatorRecord(codec.OffsetCommitKey(kept, "foo", 0), None),
+        CoordinatorRecord(codec.OffsetCommitKey(joined, "foo", 0), None),
     ])
     _reload(ctx)
-    assert sorted(ctx.coordinator.manager.groups) == sorted([kept, described])
+    assert sorted(ctx.coordinator.manager.groups) == sorted([kept, described, joined])
     assert ctx.coordinator.manager.offsets.num_offsets(kept) == 1
     assert ctx.coordinator.manager.groups[described].generation_id == 4
     assert "Skipped" not in caplog.text

@@ -113,6 +113,7 @@ class GroupMetadataManager:
         self.owned_partitions: set[int] = set()
         self.loading_partitions: set[int] = set()
         self._loaded_group_values: dict[str, codec.GroupMetadataValue | None] = {}
+        self._made_by_commits_while_loading: dict[str, ClassicGroup] = {}
         self._skipped_while_loading: dict[int, Counter[int]] = {}
         """Per loading partition: records of types this coordinator does not serve, by type."""
         self._epochs: dict[int, int] = {}
@@ -194,7 +195,9 @@ class GroupMetadataManager:
                 # A commit from a consumer that does not use group management creates a
                 # so-called simple group: Empty, no protocol type.
                 if key.group not in self.groups:
-                    self.groups[key.group] = ClassicGroup(key.group, self.time)
+                    group = self.groups[key.group] = ClassicGroup(key.group, self.time)
+                    if self.partition_for(key.group) in self.loading_partitions:
+                        self._made_by_commits_while_loading[key.group] = group
                 self.offsets.replay_offset_commit(
                     record_offset, transaction, key.group, tp, offset_from_value(value)
                 )
@@ -268,18 +271,12 @@ class GroupMetadataManager:
         deleted since, is not loaded (so neither is a new-protocol group whose own records are
         skipped here, once deleted).
         """
-        described = set()
         for group_id in [g for g in self._loaded_group_values if self.partition_for(g) == partition]:
-            value = self._loaded_group_values.pop(group_id)
-            self._apply_group_value(group_id, value)
-            if value is not None:
-                described.add(group_id)
-        for group_id in [
-            g for g in self.groups
-            if self.partition_for(g) == partition and g not in described
-            and not self.offsets.has_offsets(g)
-        ]:
-            del self.groups[group_id]
+            self._apply_group_value(group_id, self._loaded_group_values.pop(group_id))
+        for group_id in [g for g in self._made_by_commits_while_loading if self.partition_for(g) == partition]:
+            made = self._made_by_commits_while_loading.pop(group_id)
+            if self.groups.get(group_id) is made and not self.offsets.has_offsets(group_id):
+                del self.groups[group_id]
         skipped = self._skipped_while_loading.pop(partition, Counter())
         if skipped:
             log.warning(
@@ -302,6 +299,8 @@ class GroupMetadataManager:
         self._epochs[partition] = self._epochs.get(partition, 0) + 1
         for group_id in [g for g in self._loaded_group_values if self.partition_for(g) == partition]:
             del self._loaded_group_values[group_id]
+        for group_id in [g for g in self._made_by_commits_while_loading if self.partition_for(g) == partition]:
+            del self._made_by_commits_while_loading[group_id]
         groups = offsets = 0
         for group_id in [g for g in self.groups if self.partition_for(g) == partition]:
             group = self.groups.pop(group_id)
