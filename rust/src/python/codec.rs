@@ -1378,20 +1378,14 @@ impl OffsetsRecord {
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let show = |o: &Option<Py<PyAny>>| -> PyResult<String> {
-            Ok(match o {
-                Some(o) => o.bind(py).repr()?.to_string(),
-                None => "None".into(),
-            })
-        };
         Ok(format!(
             "OffsetsRecord(partition={}, offset={}, timestamp={}, control={}, key={}, value={})",
             self.partition,
             self.offset,
             self.timestamp,
             py_repr(py, &self.control)?,
-            show(&self.key)?,
-            show(&self.value)?
+            py_repr(py, &self.key)?,
+            py_repr(py, &self.value)?
         ))
     }
 }
