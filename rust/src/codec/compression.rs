@@ -2,7 +2,7 @@
 //! write, xerial or a raw block on read), lz4 (frames; the magic-0 header-checksum quirk on
 //! read) and zstd.
 
-use std::io::{Read, Write};
+use std::io::Write;
 
 use crate::error::{Error, Result};
 
@@ -98,6 +98,7 @@ impl Compression {
 pub struct Decompressor {
     inflate: Option<flate2::Decompress>,
     zstd: Option<zstd::zstd_safe::DCtx<'static>>,
+    lz4_block: Vec<u8>,
 }
 
 impl Decompressor {
@@ -118,7 +119,7 @@ impl Decompressor {
             }
             Compression::Gzip => self.gunzip(data, out).map_err(|e| format!("gzip: {e}")),
             Compression::Snappy => snappy_decompress(data, out).map_err(|e| format!("snappy: {e}")),
-            Compression::Lz4 => lz4_decompress(data, out).map_err(|e| format!("lz4: {e}")),
+            Compression::Lz4 => self.unlz4(data, out).map_err(|e| format!("lz4: {e}")),
             Compression::Zstd => self.unzstd(data, out).map_err(|e| format!("zstd: {e}")),
         };
         let result = result.and_then(|()| match out.len() - start {
@@ -312,52 +313,185 @@ fn xerial_compress(data: &[u8]) -> Vec<u8> {
     out
 }
 
-/// lz4 frames. Kafka's magic-0 writers computed the header checksum over the magic too; the
-/// frame decoder checks it, so a frame whose checksum is wrong only in that way has its header
-/// checksum byte rewritten to the correct one before decoding.
-fn lz4_decompress(data: &[u8], out: &mut Vec<u8>) -> std::result::Result<(), String> {
-    let start = out.len();
-    let read = |frame: &[u8], out: &mut Vec<u8>| -> std::io::Result<()> {
-        lz4_flex::frame::FrameDecoder::new(frame)
-            .take(MAX_DECOMPRESSED as u64 + 1)
-            .read_to_end(out)?;
-        if out.len() - start > MAX_DECOMPRESSED {
-            return Err(std::io::Error::other(format!(
-                "decompresses to more than {MAX_DECOMPRESSED} bytes"
-            )));
+const LZ4_MAGIC: [u8; 4] = [0x04, 0x22, 0x4d, 0x18];
+const LZ4_WINDOW: usize = 64 << 10;
+const LZ4_FLG_VERSION: u8 = 0xc0;
+const LZ4_FLG_INDEPENDENT_BLOCKS: u8 = 0x20;
+const LZ4_FLG_BLOCK_CHECKSUMS: u8 = 0x10;
+const LZ4_FLG_CONTENT_SIZE: u8 = 0x08;
+const LZ4_FLG_CONTENT_CHECKSUM: u8 = 0x04;
+const LZ4_FLG_RESERVED: u8 = 0x02;
+const LZ4_FLG_DICTIONARY_ID: u8 = 0x01;
+const LZ4_BD_RESERVED: u8 = 0x8f;
+const LZ4_UNCOMPRESSED_BLOCK: u32 = 0x8000_0000;
+
+/// The descriptor of one lz4 frame (FLG, BD and what they announce).
+struct Lz4Frame {
+    flags: u8,
+    max_block: usize,
+    content_size: Option<u64>,
+}
+
+impl Lz4Frame {
+    /// Reads a frame's header, returning the frame and the bytes after it. The header checksum
+    /// may also be the one Kafka's magic-0 writers computed, over the magic too.
+    fn read(data: &[u8]) -> std::result::Result<(Self, &[u8]), String> {
+        let [m0, m1, m2, m3, flags, bd, ref rest @ ..] = *data else {
+            return Err("truncated frame header".into());
+        };
+        if [m0, m1, m2, m3] != LZ4_MAGIC {
+            return Err("not an lz4 frame (wrong magic number)".into());
         }
-        Ok(())
-    };
-    match read(data, out) {
-        Ok(()) => Ok(()),
-        Err(first) => {
-            out.truncate(start);
-            match fix_broken_lz4_header_checksum(data) {
-                Some(fixed) => read(&fixed, out).map_err(|e| e.to_string()),
-                None => Err(first.to_string()),
-            }
+        if flags & LZ4_FLG_VERSION != 0x40 {
+            return Err(format!("frame version {} is not 1", flags >> 6));
         }
+        if flags & LZ4_FLG_RESERVED != 0 || bd & LZ4_BD_RESERVED != 0 {
+            return Err("reserved bits set in the frame descriptor".into());
+        }
+        if flags & LZ4_FLG_DICTIONARY_ID != 0 {
+            return Err("frames with a dictionary id are not supported".into());
+        }
+        let max_block = match bd >> 4 {
+            4 => 64 << 10,
+            5 => 256 << 10,
+            6 => 1 << 20,
+            7 => 4 << 20,
+            code => return Err(format!("block size code {code} is not 4 to 7")),
+        };
+        let descriptor_len = if flags & LZ4_FLG_CONTENT_SIZE != 0 {
+            10
+        } else {
+            2
+        };
+        let (Some(descriptor), Some(&checksum)) = (
+            data.get(4..4 + descriptor_len),
+            data.get(4 + descriptor_len),
+        ) else {
+            return Err("truncated frame header".into());
+        };
+        let content_size = (flags & LZ4_FLG_CONTENT_SIZE != 0)
+            .then(|| u64::from_le_bytes(descriptor[2..10].try_into().expect("eight bytes")));
+        let header = &data[..4 + descriptor_len];
+        if checksum != (xxhash32(descriptor) >> 8) as u8
+            && checksum != (xxhash32(header) >> 8) as u8
+        {
+            return Err("frame header checksum mismatch".into());
+        }
+        let frame = Lz4Frame {
+            flags,
+            max_block,
+            content_size,
+        };
+        Ok((frame, &rest[descriptor_len - 2 + 1..]))
+    }
+
+    fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
     }
 }
 
-fn fix_broken_lz4_header_checksum(data: &[u8]) -> Option<Vec<u8>> {
-    if data.len() < 7 || data[..4] != [0x04, 0x22, 0x4d, 0x18] {
-        return None;
+impl Decompressor {
+    /// lz4 frames, one after another; skippable frames are skipped. Each block is decompressed
+    /// into a scratch buffer kept between calls and appended to `out`, so a batch allocates and
+    /// zeroes nothing. Linked blocks (which Kafka's own reader refuses) see the frame's output
+    /// so far, up to lz4's 64 KiB window, as their dictionary.
+    fn unlz4(&mut self, mut data: &[u8], out: &mut Vec<u8>) -> std::result::Result<(), String> {
+        let cap = out.len() + MAX_DECOMPRESSED;
+        while !data.is_empty() {
+            if let [0x50..=0x5f, 0x2a, 0x4d, 0x18, a, b, c, d, ref rest @ ..] = *data {
+                let len = u32::from_le_bytes([a, b, c, d]) as usize;
+                data = rest.get(len..).ok_or("truncated skippable frame")?;
+                continue;
+            }
+            let (frame, rest) = Lz4Frame::read(data)?;
+            data = self.lz4_blocks(&frame, rest, out, cap)?;
+        }
+        Ok(())
     }
-    let flg = data[4];
-    let descriptor_len =
-        2 + if flg & 0x08 != 0 { 8 } else { 0 } + if flg & 0x01 != 0 { 4 } else { 0 };
-    let hc_at = 4 + descriptor_len;
-    if data.len() <= hc_at {
-        return None;
+
+    /// The blocks of one frame up to its end mark and content checksum; returns what follows.
+    fn lz4_blocks<'a>(
+        &mut self,
+        frame: &Lz4Frame,
+        mut data: &'a [u8],
+        out: &mut Vec<u8>,
+        cap: usize,
+    ) -> std::result::Result<&'a [u8], String> {
+        let frame_start = out.len();
+        if self.lz4_block.len() < frame.max_block {
+            self.lz4_block.resize(frame.max_block, 0);
+        }
+        let checksum_len = if frame.has(LZ4_FLG_BLOCK_CHECKSUMS) {
+            4
+        } else {
+            0
+        };
+        loop {
+            let [a, b, c, d, ref rest @ ..] = *data else {
+                return Err("truncated block size".into());
+            };
+            let size = u32::from_le_bytes([a, b, c, d]);
+            if size == 0 {
+                data = rest;
+                break;
+            }
+            let len = (size & !LZ4_UNCOMPRESSED_BLOCK) as usize;
+            if len > frame.max_block {
+                return Err(format!(
+                    "block of {len} bytes, over the frame's maximum of {}",
+                    frame.max_block
+                ));
+            }
+            let (Some(block), Some(after)) = (rest.get(..len), rest.get(len + checksum_len..))
+            else {
+                return Err(format!("truncated block of {len} bytes"));
+            };
+            if checksum_len != 0 && rest[len..len + 4] != xxhash32(block).to_le_bytes() {
+                return Err("block checksum mismatch".into());
+            }
+            let produced = if size & LZ4_UNCOMPRESSED_BLOCK != 0 {
+                block
+            } else {
+                let scratch = &mut self.lz4_block[..frame.max_block];
+                let written = if frame.has(LZ4_FLG_INDEPENDENT_BLOCKS) {
+                    lz4_flex::block::decompress_into(block, scratch)
+                } else {
+                    let dictionary = &out[frame_start.max(out.len().saturating_sub(LZ4_WINDOW))..];
+                    lz4_flex::block::decompress_into_with_dict(block, scratch, dictionary)
+                }
+                .map_err(|e| e.to_string())?;
+                &self.lz4_block[..written]
+            };
+            if produced.len() > cap - out.len() {
+                return Err(format!(
+                    "decompresses to more than {MAX_DECOMPRESSED} bytes"
+                ));
+            }
+            out.extend_from_slice(produced);
+            data = after;
+        }
+        let content = &out[frame_start..];
+        if frame
+            .content_size
+            .is_some_and(|size| size != content.len() as u64)
+        {
+            return Err(format!(
+                "frame holds {} bytes, its header says {}",
+                content.len(),
+                frame.content_size.unwrap_or_default()
+            ));
+        }
+        if frame.has(LZ4_FLG_CONTENT_CHECKSUM) {
+            let [a, b, c, d, ref rest @ ..] = *data else {
+                return Err("truncated content checksum".into());
+            };
+            if xxhash32(content) != u32::from_le_bytes([a, b, c, d]) {
+                return Err("content checksum mismatch".into());
+            }
+            data = rest;
+        }
+        Ok(data)
     }
-    let broken = (xxhash32(&data[..hc_at]) >> 8) as u8;
-    if data[hc_at] != broken {
-        return None;
-    }
-    let mut fixed = data.to_vec();
-    fixed[hc_at] = (xxhash32(&data[4..hc_at]) >> 8) as u8;
-    Some(fixed)
 }
 
 /// XXH32 with seed 0, for lz4 frame header checksums.
@@ -461,6 +595,119 @@ mod tests {
         frame.extend_from_slice(payload);
         frame.extend_from_slice(&[0, 0, 0, 0]);
         assert_eq!(Compression::Lz4.decompress(&frame, 0).unwrap(), payload);
+    }
+
+    /// lz4_flex's own frame decoder, the reference for ours.
+    fn lz4_reference(frame: &[u8]) -> std::io::Result<Vec<u8>> {
+        use std::io::Read;
+        let mut out = Vec::new();
+        lz4_flex::frame::FrameDecoder::new(frame).read_to_end(&mut out)?;
+        Ok(out)
+    }
+
+    fn lz4_frame(data: &[u8], info: lz4_flex::frame::FrameInfo) -> Vec<u8> {
+        let mut enc = lz4_flex::frame::FrameEncoder::with_frame_info(info, Vec::new());
+        enc.write_all(data).unwrap();
+        enc.finish().unwrap()
+    }
+
+    /// Records-like data over several 64 KiB blocks, with repeats across blocks, so linked
+    /// blocks reach back into the ones before.
+    fn lz4_sample() -> Vec<u8> {
+        (0..30_000u32)
+            .flat_map(|i| format!("group-{} topic-{} {i}|", i % 7, i % 13).into_bytes())
+            .collect()
+    }
+
+    #[test]
+    fn lz4_frames_of_every_layout_decode_as_lz4_flex_decodes_them() {
+        use lz4_flex::frame::{BlockMode, BlockSize, FrameInfo};
+        let data = lz4_sample();
+        assert!(data.len() > 4 * (64 << 10));
+        for mode in [BlockMode::Independent, BlockMode::Linked] {
+            for size in [BlockSize::Max64KB, BlockSize::Max256KB, BlockSize::Max4MB] {
+                for (block_checksums, content_checksum, content_size) in [
+                    (false, false, None),
+                    (true, false, None),
+                    (false, true, None),
+                    (true, true, Some(data.len() as u64)),
+                ] {
+                    let info = FrameInfo::new()
+                        .block_mode(mode)
+                        .block_size(size)
+                        .block_checksums(block_checksums)
+                        .content_checksum(content_checksum)
+                        .content_size(content_size);
+                    let frame = lz4_frame(&data, info);
+                    let case = format!("{mode:?} {size:?} {block_checksums} {content_checksum}");
+                    assert_eq!(lz4_reference(&frame).unwrap(), data, "{case}");
+                    assert_eq!(
+                        Compression::Lz4.decompress(&frame, 0).unwrap(),
+                        data,
+                        "{case}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn lz4_reads_frames_one_after_another_and_skips_skippable_ones() {
+        let first = Compression::Lz4.compress(b"first frame;");
+        let second = Compression::Lz4.compress(b"second frame");
+        let mut log = first.clone();
+        log.extend_from_slice(&[0x5a, 0x2a, 0x4d, 0x18, 3, 0, 0, 0, 9, 9, 9]);
+        log.extend_from_slice(&second);
+        let mut out = b"before|".to_vec();
+        Decompressor::default()
+            .decompress_into(Compression::Lz4, &log, 0, &mut out)
+            .unwrap();
+        assert_eq!(out, b"before|first frame;second frame");
+        assert!(Compression::Lz4.decompress(&[], 0).unwrap().is_empty());
+    }
+
+    #[test]
+    fn lz4_damage_is_an_error_where_lz4_flex_also_fails() {
+        use lz4_flex::frame::{BlockMode, FrameInfo};
+        let data = lz4_sample();
+        for info in [
+            FrameInfo::new()
+                .block_checksums(true)
+                .content_checksum(true),
+            FrameInfo::new().block_mode(BlockMode::Linked),
+        ] {
+            let frame = lz4_frame(&data[..100_000], info);
+            let cut = (1..frame.len())
+                .step_by(97)
+                .chain(frame.len() - 5..frame.len());
+            for at in cut {
+                let truncated = &frame[..at];
+                let ours = Compression::Lz4.decompress(truncated, 7);
+                assert!(ours.is_err(), "cut at {at} of {}", frame.len());
+                assert_eq!(ours.unwrap_err().position(), Some(7));
+            }
+            let mut flips = 0;
+            for at in (0..frame.len()).step_by(61) {
+                let mut damaged = frame.clone();
+                damaged[at] ^= 0x5a;
+                match (
+                    Compression::Lz4.decompress(&damaged, 0),
+                    lz4_reference(&damaged),
+                ) {
+                    (Ok(ours), Ok(theirs)) => assert_eq!(ours, theirs, "byte {at}"),
+                    (Err(_), Err(_)) => {}
+                    (ours, theirs) => {
+                        flips += 1;
+                        eprintln!(
+                            "byte {at}: ours {:?}, lz4_flex {:?}",
+                            ours.map(|v| v.len()),
+                            theirs.map(|v| v.len())
+                        );
+                    }
+                }
+            }
+            assert_eq!(flips, 0);
+        }
     }
 
     #[test]
