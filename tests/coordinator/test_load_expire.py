@@ -286,6 +286,23 @@ def test_cleanup_keeps_a_group_with_a_commit_in_flight(ctx: Context) -> None:
     ]
 
 
+def test_cleanup_keeps_a_group_with_a_transactional_commit_in_flight(ctx: Context) -> None:
+    # Scala's hasOffsets counts pendingTransactionalOffsetCommits, marked before the append.
+    ctx = _expiring_context(ctx.purgatory)
+    assert ctx.commit_offsets(GROUP_ID, UNKNOWN, -1, {TP: ctx.offset_and_metadata(1)}) == {TP: Errors.NONE}
+    ctx.sleep(RETENTION_MS)
+    other = TopicPartition("foo", 1)
+    answer: dict[TopicPartition, Errors] = {}
+    ctx.coordinator.handle_txn_commit_offsets(GROUP_ID, 1000, 0, UNKNOWN, None, -1,
+                                              {other: ctx.offset_and_metadata(2)}, answer.update)
+    assert ctx.coordinator.cleanup_group_metadata() == 1
+    assert ctx.coordinator.manager.get_group(GROUP_ID) is not None
+    ctx.settle()
+    assert answer == {other: Errors.NONE}
+    assert ctx.complete_transaction(1000, [ctx.group_partition], commit=True) == Errors.NONE
+    assert ctx.fetch_offsets(GROUP_ID, [other])[1][other].offset == 2
+
+
 def test_a_write_completing_after_unload_leaves_memory_alone(ctx: Context) -> None:
     # Found in review: offsets written before the partition was given up, whose append
     # completes afterwards, must not come back into memory for a partition not owned.

@@ -161,6 +161,36 @@ def test_fetch_pending_txn_offsets_with_commit(ctx: Context) -> None:
     assert ctx.take_records() == [("offset", GROUP_ID, "offset", 0, 25), ("marker", producer_id, "commit")]
 
 
+def test_commits_whose_append_is_in_flight_are_unstable_transactional_or_not(ctx: Context) -> None:
+    # Found in review: Kafka marks a TxnOffsetCommit pending before its append
+    # (GroupMetadata.prepareTxnOffsetCommit), so a stable fetch in that window must not
+    # answer the offset committed before it.
+    plain, transactional = TopicPartition("topic", 1), TopicPartition("topic", 2)
+    assert ctx.commit_offsets(GROUP_ID, UNKNOWN, -1, {plain: ctx.offset_and_metadata(10),
+                                                      transactional: ctx.offset_and_metadata(10)}) \
+        == {plain: Errors.NONE, transactional: Errors.NONE}
+    answers: dict[TopicPartition, Errors] = {}
+    ctx.coordinator.handle_commit_offsets(GROUP_ID, UNKNOWN, None, -1, {plain: ctx.offset_and_metadata(20)},
+                                          answers.update)
+    ctx.coordinator.handle_txn_commit_offsets(GROUP_ID, 1000, 0, UNKNOWN, None, -1,
+                                              {transactional: ctx.offset_and_metadata(20)}, answers.update)
+    assert answers == {}
+    error, data = ctx.fetch_offsets(GROUP_ID, [plain, transactional], require_stable=True)
+    assert error == Errors.NONE
+    assert [data[tp].error for tp in (plain, transactional)] == [Errors.UNSTABLE_OFFSET_COMMIT] * 2
+    assert [data[tp].offset for tp in (plain, transactional)] == [-1, -1]
+    error, data = ctx.fetch_offsets(GROUP_ID, [plain, transactional], require_stable=False)
+    assert [data[tp].offset for tp in (plain, transactional)] == [10, 10]
+
+    ctx.settle()
+    assert answers == {plain: Errors.NONE, transactional: Errors.NONE}
+    error, data = ctx.fetch_offsets(GROUP_ID, [plain, transactional], require_stable=True)
+    assert (data[plain].offset, data[plain].error) == (20, Errors.NONE)
+    assert data[transactional].error == Errors.UNSTABLE_OFFSET_COMMIT  # its transaction is open
+    assert ctx.complete_transaction(1000, [ctx.group_partition], commit=True) == Errors.NONE
+    assert ctx.fetch_offsets(GROUP_ID, [transactional], require_stable=True)[1][transactional].offset == 20
+
+
 def test_fetch_txn_offsets_ignore_spurious_commit(ctx: Context) -> None:
     producer_id = 1000
     assert ctx.commit_transactional_offsets(GROUP_ID, producer_id, 2, {TP: ctx.offset_and_metadata(0)}) \

@@ -420,13 +420,13 @@ class GroupMetadataManager:
             callback(statuses(Errors.NONE))
             return
         records = [offset_commit_record(group_id, tp, o) for tp, o in valid.items()]
-        transactional = producer_id != NO_PRODUCER_ID
-        if not transactional:
-            self.offsets.begin_commit(group_id, valid)
+        # In flight, transactional or not, a commit makes a stable fetch answer
+        # UNSTABLE_OFFSET_COMMIT and keeps the group alive (Kafka marks a transactional one
+        # pending before its append, in prepareTxnOffsetCommit).
+        self.offsets.begin_commit(group_id, valid)
 
         def completed(result: int | AppendError) -> None:
-            if not transactional:
-                self.offsets.end_commit(group_id, valid)
+            self.offsets.end_commit(group_id, valid)
             if isinstance(result, AppendError):
                 log.debug("Offset commit of group %s failed: %s", group_id, result.error.name)
                 callback(statuses(offset_commit_append_error_to_response_error(result.error)))
