@@ -9,6 +9,7 @@ import random
 import socket
 import struct
 import time
+import uuid
 
 import pytest
 from client_support import PARTITIONS, TOPIC, is_disjoint_cover
@@ -19,9 +20,29 @@ from server_process import ServerProcess, wait_for
 
 from groupcoord.errors import Errors
 from groupcoord.protocol import decode_response
+from groupcoord.protocol import Request, Response
 from groupcoord.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from groupcoord.protocol.messages.describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
 from groupcoord.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
 from groupcoord.protocol.messages.heartbeat import HeartbeatRequest
+from groupcoord.protocol.messages.join_group import (
+    JoinGroupRequest,
+    JoinGroupRequestProtocol,
+    JoinGroupResponse,
+)
+from groupcoord.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
+from groupcoord.protocol.messages.offset_commit import (
+    OffsetCommitRequest,
+    OffsetCommitRequestPartition,
+    OffsetCommitRequestTopic,
+    OffsetCommitResponse,
+)
+from groupcoord.protocol.messages.offset_fetch import (
+    OffsetFetchRequest,
+    OffsetFetchRequestTopic,
+    OffsetFetchResponse,
+)
+from groupcoord.protocol.primitives import MAX_STRING_LENGTH
 from groupcoord.protocol.messages.produce import (
     PartitionProduceData,
     ProduceRequest,
@@ -84,6 +105,16 @@ def assert_closed(sock: socket.socket) -> None:
         assert sock.recv(1) == b""
     except ConnectionResetError:
         pass
+
+
+def exchange(sock: socket.socket, request: Request, response_type: type[Response], version: int,
+             client_id: str = "test") -> Response:
+    sock.sendall(framed(request_frame(request, version, 1, client_id)))
+    frame = read_frame(sock)
+    assert frame is not None, "the server closed the connection instead of answering"
+    header, response = decode_response(frame, response_type, version)
+    assert header.correlation_id == 1
+    return response
 
 
 def assert_serving(server: ServerProcess) -> None:
@@ -170,6 +201,77 @@ def test_a_truncated_frame_then_disconnect_and_a_disconnect_mid_request(server):
     assert_serving(server)
     assert wait_for(lambda: server.metrics()['groupcoord_purgatory_delayed{purgatory="fetch"}'] >= 1,
                     5, "the parked fetch to be counted")
+
+
+def test_strings_as_long_as_the_protocol_allows_still_get_encodable_answers(server):
+    # Found in review: a member id is the client id (or group instance id) and a UUID, and a
+    # 32,767-byte client id made it too long to encode: the client got no answer, and every
+    # later JoinGroup and DescribeGroups answer listing the member failed too.
+    longest = "c" * MAX_STRING_LENGTH
+    protocols = [JoinGroupRequestProtocol(name="range", metadata=b"")]
+    for version, instance_id in [(5, None), (5, "i" * MAX_STRING_LENGTH), (3, None)]:
+        join = JoinGroupRequest(group_id=f"long-ids-v{version}-{instance_id is None}",
+                                session_timeout_ms=1000, rebalance_timeout_ms=1000, member_id="",
+                                group_instance_id=instance_id, protocol_type="consumer",
+                                protocols=protocols)
+        with connect(server) as sock:
+            answer = exchange(sock, join, JoinGroupResponse, version, client_id=longest)
+        assert isinstance(answer, JoinGroupResponse)
+        expected = Errors.NONE if version < 4 or instance_id is not None else Errors.MEMBER_ID_REQUIRED
+        assert answer.error_code == expected
+        assert len(answer.member_id.encode()) <= MAX_STRING_LENGTH
+        assert answer.member_id.startswith((instance_id or longest)[:30_000])
+        if version == 3:
+            assert [m.member_id for m in answer.members] == [answer.member_id]
+            with connect(server) as sock:
+                described = exchange(sock, DescribeGroupsRequest(groups=[join.group_id]),
+                                     DescribeGroupsResponse, 3)
+            assert isinstance(described, DescribeGroupsResponse)
+            assert [m.client_id for m in described.groups[0].members] == [longest]
+
+    # DescribeGroups v6 names an unknown group in its error message, unless that is too long.
+    with connect(server) as sock:
+        described = exchange(sock, DescribeGroupsRequest(groups=["g" * MAX_STRING_LENGTH, "g"]),
+                             DescribeGroupsResponse, 6)
+    assert isinstance(described, DescribeGroupsResponse)
+    assert [(g.error_code, g.error_message) for g in described.groups] == [
+        (Errors.GROUP_ID_NOT_FOUND, "Group not found."), (Errors.GROUP_ID_NOT_FOUND, "Group g not found."),
+    ]
+
+
+def test_a_retention_past_the_int64_range_keeps_the_offset(server):
+    # Found in review: now + retention_time_ms overflowed int64 in the handler.
+    for version in (2, 3, 4):
+        group = f"retention-v{version}"
+        commit = OffsetCommitRequest(
+            group_id=group, generation_id_or_member_epoch=-1, member_id="",
+            retention_time_ms=2**63 - 1,
+            topics=[OffsetCommitRequestTopic(name=TOPIC, partitions=[
+                OffsetCommitRequestPartition(partition_index=0, committed_offset=42,
+                                             committed_metadata="")])])
+        with connect(server) as sock:
+            committed = exchange(sock, commit, OffsetCommitResponse, version)
+            assert isinstance(committed, OffsetCommitResponse)
+            assert committed.topics[0].partitions[0].error_code == Errors.NONE
+            fetched = exchange(sock, OffsetFetchRequest(group_id=group, topics=[
+                OffsetFetchRequestTopic(name=TOPIC, partition_indexes=[0])]), OffsetFetchResponse, 3)
+            assert isinstance(fetched, OffsetFetchResponse)
+            assert fetched.topics[0].partitions[0].committed_offset == 42
+
+
+def test_metadata_naming_a_topic_by_id_before_v12_is_an_invalid_request(server):
+    # Kafka throws InvalidRequestException: v10 and v11 answers cannot carry a null name.
+    before = server.metrics()
+    for version in (10, 11):
+        request = MetadataRequest(topics=[MetadataRequestTopic(topic_id=uuid.uuid4(), name=None)],
+                                  allow_auto_topic_creation=False)
+        with connect(server) as sock:
+            sock.sendall(framed(request_frame(request, version, 1, "test")))
+            assert_closed(sock)
+    after = server.metrics()
+    key = 'groupcoord_connections_closed_total{reason="invalid_request"}'
+    assert after.get(key, 0) == before.get(key, 0) + 2
+    assert_serving(server)
 
 
 def test_bounded_fuzz_then_a_real_client_still_forms_a_group(server):

@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
 MEMBER_ID_DELIMITER = "-"
+MAX_MEMBER_ID_BYTES = 32_767
+"""A member id travels as a protocol STRING: at most this many UTF-8 bytes."""
 
 
 class GroupState(Enum):
@@ -354,8 +356,15 @@ class ClassicGroup:
         return False
 
     def generate_member_id(self, client_id: str, group_instance_id: str | None) -> str:
+        """Kafka's ``<client id or group instance id>-<UUID>``, the prefix cut short when the
+        id would not fit a protocol STRING (a client id may itself be that long): every
+        answer naming the member must stay encodable."""
         prefix = group_instance_id if group_instance_id is not None else client_id
-        return f"{prefix}{MEMBER_ID_DELIMITER}{uuid.uuid4()}"
+        suffix = f"{MEMBER_ID_DELIMITER}{uuid.uuid4()}"
+        room = MAX_MEMBER_ID_BYTES - len(suffix)
+        if len(prefix) > room // 4 and len(encoded := prefix.encode()) > room:
+            prefix = encoded[:room].decode(errors="ignore")
+        return prefix + suffix
 
     # --- callbacks --------------------------------------------------------------------------
 

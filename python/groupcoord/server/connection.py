@@ -13,7 +13,9 @@ Bad input never reaches a handler and never stops the server; as in Kafka:
 - an unknown API key, or a version no handler serves: closed, except an ApiVersions request
   at a version we do not serve, which gets the v0 fallback answer (error 35 and our table);
 - a frame that does not decode (truncated, garbage): closed;
-- a handler that raises (a bug): logged with its traceback, connection closed;
+- a request that decodes but that Kafka refuses as invalid (a handler raises
+  :class:`~groupcoord.protocol.ProtocolError`, Kafka's InvalidRequestException): closed;
+- a handler that raises anything else (a bug): logged with its traceback, connection closed;
 - no complete request for ``connections.max.idle.ms``: closed.
 
 A client that disconnects while its request is parked leaves the request to complete
@@ -199,6 +201,9 @@ class KafkaConnection(asyncio.Protocol):
                                  self.client_host, respond)
         try:
             handler.handle(self.broker, request, context)
+        except ProtocolError as error:
+            self._in_flight = None
+            self._reject("invalid_request", error)
         except Exception:
             log.exception("%s v%d from %s failed; closing the connection",
                           handler.api.name, version, self.client_host)

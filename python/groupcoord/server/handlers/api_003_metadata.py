@@ -15,13 +15,16 @@ Version notes:
 - v7+: leader_epoch, always 0 here.
 - v8+: authorized operations when asked for; without an authorizer every topic (and, in
   v8-10, cluster) operation is allowed.
-- v10+: topic ids; a request may name a topic by id alone (UNKNOWN_TOPIC_ID if unknown).
+- v10+: topic ids; from v12 a request may name a topic by id alone (UNKNOWN_TOPIC_ID if
+  unknown). v10 and v11 answers have no null names, so a null name there is an invalid
+  request, as in Kafka (the connection is closed).
 - v13: a top-level error_code, always NONE here.
 """
 
 from __future__ import annotations
 
 from groupcoord.errors import Errors
+from groupcoord.protocol import ProtocolError
 from groupcoord.protocol.messages.metadata import (
     AUTHORIZED_OPERATIONS_OMITTED,
     MetadataRequest,
@@ -58,6 +61,9 @@ def metadata(broker: Broker, request: MetadataRequest, ctx: RequestContext) -> N
         topics = []
         for entry in wanted:
             if entry.name is None:
+                if version < 12:
+                    raise ProtocolError(f"Metadata v{version}: a topic name can not be null "
+                                        "before v12")
                 found = broker.topics.by_id(entry.topic_id)
                 topics.append(
                     _describe(broker, found, operations) if found is not None

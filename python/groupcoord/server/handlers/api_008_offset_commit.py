@@ -6,7 +6,9 @@ Version notes:
 - v0 has no generation or member id: a commit for a group that only stores offsets.
 - v1: a commit timestamp per partition (-1: now), kept as the commit's timestamp.
 - v2-4: retention_time_ms (-1: the broker's offsets.retention.minutes); a given retention sets
-  the offset's expire timestamp to now + retention, as Kafka's old semantics do.
+  the offset's expire timestamp to now + retention, as Kafka's old semantics do. A sum past
+  the int64 range is kept at its largest value (Kafka's long wraps around to the past,
+  which expires the offset at the next check).
 - v6+: committed_leader_epoch (-1: none). v7+: group_instance_id (KIP-345).
 - v9+: a commit with a generation for a group that does not exist gets GROUP_ID_NOT_FOUND
   (ILLEGAL_GENERATION before).
@@ -30,6 +32,7 @@ from groupcoord.server.registry import RequestContext, handler
 
 NO_TIMESTAMP = -1
 DEFAULT_RETENTION = -1
+LATEST_TIMESTAMP = 2**63 - 1
 
 
 @handler(OffsetCommitRequest, versions="0-9")
@@ -37,7 +40,7 @@ def offset_commit(broker: Broker, request: OffsetCommitRequest, ctx: RequestCont
     version = ctx.api_version
     now = broker.time.milliseconds()
     retention = request.retention_time_ms if 2 <= version <= 4 else DEFAULT_RETENTION
-    expire = now + retention if retention != DEFAULT_RETENTION else None
+    expire = min(now + retention, LATEST_TIMESTAMP) if retention != DEFAULT_RETENTION else None
     requested = {
         TopicPartition(topic.name, p.partition_index): p
         for topic in request.topics for p in topic.partitions

@@ -15,6 +15,7 @@ Version notes:
 from __future__ import annotations
 
 from groupcoord.errors import Errors
+from groupcoord.protocol.primitives import MAX_STRING_LENGTH
 from groupcoord.protocol.messages.describe_groups import (
     AUTHORIZED_OPERATIONS_OMITTED,
     DescribedGroup,
@@ -44,7 +45,7 @@ def describe_groups(broker: Broker, request: DescribeGroupsRequest, ctx: Request
             described.append(DescribedGroup(error_code=error, group_id=group_id))
         elif summary.state == "Dead" and ctx.api_version >= 6:
             described.append(DescribedGroup(
-                error_code=Errors.GROUP_ID_NOT_FOUND, error_message=f"Group {group_id} not found.",
+                error_code=Errors.GROUP_ID_NOT_FOUND, error_message=_not_found(group_id),
                 group_id=group_id, group_state="Dead",
             ))
         else:
@@ -64,3 +65,10 @@ def describe_groups(broker: Broker, request: DescribeGroupsRequest, ctx: Request
                 authorized_operations=operations,
             ))
     ctx.respond(DescribeGroupsResponse(groups=described))
+
+
+def _not_found(group_id: str) -> str:
+    """Kafka's message, naming the group unless that would not fit a STRING (a group id may
+    be as long as the message's limit)."""
+    message = f"Group {group_id} not found."
+    return message if len(message.encode()) <= MAX_STRING_LENGTH else "Group not found."
