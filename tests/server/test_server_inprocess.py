@@ -4,6 +4,7 @@ socket, the ownership admin call and the metrics over HTTP, topics kept across a
 from __future__ import annotations
 
 import asyncio
+import logging
 import json
 import struct
 import threading
@@ -232,6 +233,42 @@ async def ownership_moves(broker: Broker, metrics_port: int, client: Client) -> 
     assert 'groupcoord_requests_total{api="FindCoordinator"} 3' in text
     assert 'groupcoord_partitions{status="owned"} 4' in text
     assert 'groupcoord_groups{state="Stable"} 0' in text
+
+
+def test_the_http_endpoint_refuses_malformed_requests_without_errors(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Found in review: a line over asyncio's 64 KiB limit and a deeply nested JSON body raised
+    # out of the handler (an asyncio "Unhandled exception" and a RecursionError) unanswered.
+    options = ServerOptions(port=0, data_dir=tmp_path, metrics_port=0, config=CONFIG)
+
+    async def raw(port: int, data: bytes) -> bytes:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(data)
+        answer = await reader.read()
+        writer.close()
+        await writer.wait_closed()
+        return answer
+
+    async def main() -> None:
+        server = Server(options)
+        await server.start()
+        assert server.metrics_port is not None
+        try:
+            long_line = b"GET /metrics HTTP/1.1\r\nX-Long: " + b"a" * 70_000 + b"\r\n\r\n"
+            assert await raw(server.metrics_port, long_line) == b""
+            nested = b"[" * 60_000
+            answer = await raw(server.metrics_port, b"PUT /admin/owned-partitions HTTP/1.1\r\n"
+                               b"Content-Length: %d\r\n\r\n" % len(nested) + nested)
+            assert answer.startswith(b"HTTP/1.1 400 ")
+            status, _ = await http(server.metrics_port, "GET", "/admin/owned-partitions")
+            assert status == 200
+        finally:
+            await server.stop()
+
+    with caplog.at_level(logging.WARNING):
+        run(main)
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
 def test_an_ownership_change_slower_than_the_read_timeout_still_answers(

@@ -11,7 +11,8 @@
   naming this node). Answers the new state, or 400 with ``{"error": ...}``.
 
 A deliberately small HTTP/1.1 server on asyncio streams: one request per connection, bodies
-up to :data:`MAX_BODY_BYTES`, reading the request bounded by :data:`READ_TIMEOUT_S` (what
+up to :data:`MAX_BODY_BYTES`, lines up to asyncio's 64 KiB (a longer one closes the
+connection unanswered), reading the request bounded by :data:`READ_TIMEOUT_S` (what
 the request then does is not: an ownership change always runs to its end).
 """
 
@@ -54,7 +55,8 @@ class HttpEndpoint:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             request = await asyncio.wait_for(_read_request(reader), READ_TIMEOUT_S)
-        except (asyncio.TimeoutError, asyncio.IncompleteReadError, ValueError, ConnectionError):
+        except (asyncio.TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError,
+                ValueError, ConnectionError):
             writer.close()
             return
         status, content_type, body = await self._handle(request)
@@ -98,7 +100,7 @@ class HttpEndpoint:
     async def _set_owned_partitions(self, body: bytes) -> tuple[int, str, bytes]:
         try:
             partitions = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):
             return _json(400, {"error": "the body must be a JSON list of partition numbers"})
         if not isinstance(partitions, list) or not all(
             type(p) is int for p in partitions
