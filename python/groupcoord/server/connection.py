@@ -19,7 +19,9 @@ Bad input never reaches a handler and never stops the server; as in Kafka:
 - no complete request for ``connections.max.idle.ms``: closed.
 
 A client that disconnects while its request is parked leaves the request to complete
-normally; its answer is dropped.
+normally (a JoinGroup still joins); its answer is dropped. A request that only waits (a
+parked Fetch) registers a cancellation with ``RequestContext.on_disconnect`` and is dropped
+with the connection, so abandoned long polls hold no memory.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from groupcoord.protocol import (
@@ -55,13 +58,14 @@ READ_AHEAD_BYTES = 65_536
 class _InFlight:
     """The request being served: what its answer needs and when it arrived."""
 
-    __slots__ = ("api_name", "api_version", "correlation_id", "started")
+    __slots__ = ("api_name", "api_version", "correlation_id", "started", "on_disconnect")
 
     def __init__(self, api_name: str, api_version: int, correlation_id: int, started: float) -> None:
         self.api_name = api_name
         self.api_version = api_version
         self.correlation_id = correlation_id
         self.started = started
+        self.on_disconnect: Callable[[], None] | None = None
 
 
 class KafkaConnection(asyncio.Protocol):
@@ -101,6 +105,8 @@ class KafkaConnection(asyncio.Protocol):
         self._closed = True
         self._transport = None
         self._buffer.clear()
+        if self._in_flight is not None and self._in_flight.on_disconnect is not None:
+            self._in_flight.on_disconnect()
         self._connections.discard(self)
         self.broker.metrics.connections_open -= 1
         if self._idle_timer is not None:
@@ -197,8 +203,11 @@ class KafkaConnection(asyncio.Protocol):
         def respond(response: Response | None) -> None:
             self._respond(in_flight, response)
 
+        def on_disconnect(cancel: Callable[[], None]) -> None:
+            in_flight.on_disconnect = cancel
+
         context = RequestContext(version, header.correlation_id, header.client_id or "",
-                                 self.client_host, respond)
+                                 self.client_host, respond, on_disconnect)
         try:
             handler.handle(self.broker, request, context)
         except ProtocolError as error:

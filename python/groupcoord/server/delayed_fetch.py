@@ -35,11 +35,18 @@ class DelayedFetches:
         self._timer.stop()
         self._purgatory.shutdown()
 
-    def park(self, max_wait_ms: int, respond: Callable[[], None]) -> None:
-        """Call ``respond`` once ``max_wait_ms`` have passed."""
+    def park(self, max_wait_ms: int, respond: Callable[[], None]) -> Callable[[], None]:
+        """Call ``respond`` once ``max_wait_ms`` have passed. Returns what drops the parked
+        Fetch unanswered (its client went away)."""
         self._purgatory.advance_clock(self._time.monotonic_ms())
-        self._purgatory.watch_deadline(next(self._keys), max_wait_ms, lambda _key: respond())
+        key = next(self._keys)
+        self._purgatory.watch_deadline(key, max_wait_ms, lambda _key: respond())
         self._timer.rearm()
+
+        def drop() -> None:
+            self._purgatory.complete_deadline(key)
+
+        return drop
 
     def __len__(self) -> int:
         return int(self._purgatory.num_delayed())

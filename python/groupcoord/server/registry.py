@@ -45,6 +45,9 @@ class RequestContext:
     """As Kafka shows it in DescribeGroups: ``/`` and the client's IP address."""
     respond: Callable[[Response | None], None]
     """Answer the request; None sends nothing (Produce with acks=0 expects no answer)."""
+    on_disconnect: Callable[[Callable[[], None]], None]
+    """Register what to call if the client disconnects before the answer: for a request
+    that only waits, so that it stops waiting."""
 
 
 HandlerFunction = Callable[["Broker", Any, RequestContext], None]

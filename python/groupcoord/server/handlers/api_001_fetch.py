@@ -77,4 +77,4 @@ def fetch(broker: Broker, request: FetchRequest, ctx: RequestContext) -> None:
     if errors or not responses or request.max_wait_ms <= 0 or request.min_bytes <= 0:
         ctx.respond(response)
     else:
-        broker.fetches.park(request.max_wait_ms, lambda: ctx.respond(response))
+        ctx.on_disconnect(broker.fetches.park(request.max_wait_ms, lambda: ctx.respond(response)))
