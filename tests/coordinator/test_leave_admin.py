@@ -256,6 +256,27 @@ def test_describe_group_rebalancing(ctx: Context) -> None:
     assert ctx.take_records() == []
 
 
+def test_describe_group_rebalancing_shows_the_last_generations_assignments(ctx: Context) -> None:
+    # Kafka 4's describeNoMetadata keeps a member's assignment while the group rebalances
+    # (found by running kafka-consumer-groups --describe against a 4.1 broker and against us).
+    join = ctx.dynamic_join_group(GROUP_ID, UNKNOWN)
+    assert ctx.sync_group_leader(GROUP_ID, join.generation_id, join.member_id,
+                                 {join.member_id: b"owns-all"}).error == Errors.NONE
+    newcomer = ctx.send_join_group(GROUP_ID, UNKNOWN)
+    assert not newcomer.done
+    error, summary = ctx.coordinator.handle_describe_group(GROUP_ID)
+    assert (error, summary.state, summary.protocol) == (Errors.NONE, "PreparingRebalance", "")
+    described = {m.member_id: (m.metadata, m.assignment) for m in summary.members}
+    assert len(described) == 2 and described.pop(join.member_id) == (b"", b"owns-all")
+    assert list(described.values()) == [(b"", b"")]  # the newcomer has none yet
+    rejoin = ctx.send_join_group(GROUP_ID, join.member_id)
+    ctx.sleep(1)
+    assert rejoin.done and rejoin.result().error == Errors.NONE
+    error, summary = ctx.coordinator.handle_describe_group(GROUP_ID)
+    assert summary.state == "CompletingRebalance"
+    assert {m.member_id: m.assignment for m in summary.members}[join.member_id] == b"owns-all"
+
+
 # --- DeleteGroups and OffsetDelete ----------------------------------------------------------
 
 def test_delete_non_empty_group(ctx: Context) -> None:

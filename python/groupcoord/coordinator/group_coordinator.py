@@ -1000,6 +1000,10 @@ class GroupCoordinator:
 
     @staticmethod
     def _summary(group: ClassicGroup) -> GroupSummary:
+        """Kafka 4's describe: a Stable group's protocol and its members' metadata and
+        assignments; in other states no protocol or metadata, but each member's assignment
+        from the last generation (``describeNoMetadata``; Kafka 3 left it out too), which
+        admin tools show as the partitions a member owns while it rebalances."""
         if group.is_in(GroupState.STABLE) and group.protocol_name is not None:
             protocol = group.protocol_name
             members = [
@@ -1009,7 +1013,8 @@ class GroupCoordinator:
             ]
             return GroupSummary(group.state.value, group.protocol_type or "", protocol, members)
         members = [
-            MemberSummary(m.member_id, m.group_instance_id, m.client_id, m.client_host, b"", b"")
+            MemberSummary(m.member_id, m.group_instance_id, m.client_id, m.client_host, b"",
+                          m.assignment)
             for m in group.members.values()
         ]
         return GroupSummary(group.state.value, group.protocol_type or "", "", members)

@@ -2,8 +2,9 @@
 
 Version notes:
 
-- A Stable group shows its protocol and each member's metadata and assignment; other states
-  show members without them.
+- A Stable group shows its protocol and each member's metadata and assignment; in other
+  states members show their assignment from the last generation but no metadata, as in
+  Kafka 4 (Kafka 3 left the assignment out too).
 - v3+: authorized operations when asked for. groupcoord has no authorizer, so, as Kafka
   without one, every group operation is allowed: READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS,
   ALTER_CONFIGS.
