@@ -362,7 +362,8 @@ class ClassicGroup:
         prefix = group_instance_id if group_instance_id is not None else client_id
         suffix = f"{MEMBER_ID_DELIMITER}{uuid.uuid4()}"
         room = MAX_MEMBER_ID_BYTES - len(suffix)
-        if len(prefix) > room // 4 and len(encoded := prefix.encode()) > room:
+        encoded = prefix.encode()
+        if len(encoded) > room:
             prefix = encoded[:room].decode(errors="ignore")
         return prefix + suffix
 

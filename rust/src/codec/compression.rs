@@ -336,7 +336,7 @@ impl Lz4Frame {
     /// Reads a frame's header, returning the frame and the bytes after it. The header checksum
     /// may also be the one Kafka's magic-0 writers computed, over the magic too.
     fn read(data: &[u8]) -> std::result::Result<(Self, &[u8]), String> {
-        let [m0, m1, m2, m3, flags, bd, ref rest @ ..] = *data else {
+        let [m0, m1, m2, m3, flags, bd, ..] = *data else {
             return Err("truncated frame header".into());
         };
         if [m0, m1, m2, m3] != LZ4_MAGIC {
@@ -382,7 +382,7 @@ impl Lz4Frame {
             max_block,
             content_size,
         };
-        Ok((frame, &rest[descriptor_len - 2 + 1..]))
+        Ok((frame, &data[header.len() + 1..]))
     }
 
     fn has(&self, flag: u8) -> bool {
