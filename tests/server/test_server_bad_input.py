@@ -10,6 +10,7 @@ import socket
 import struct
 import time
 import uuid
+from typing import TypeVar
 
 import pytest
 from client_support import PARTITIONS, TOPIC, is_disjoint_cover
@@ -54,6 +55,8 @@ from groupcoord.server.registry import HANDLERS
 
 pytestmark = pytest.mark.timeout(180)
 
+R = TypeVar("R", bound=Response)
+
 READ_TIMEOUT_S = 10.0
 FUZZ_FRAMES = 3000
 FUZZ_TIME_S = 40.0
@@ -88,15 +91,21 @@ def framed(frame: bytes) -> bytes:
     return struct.pack(">i", len(frame)) + frame
 
 
-def api_versions(sock: socket.socket, version: int = 3, correlation_id: int = 1) -> ApiVersionsResponse:
-    request = ApiVersionsRequest(client_software_name="test", client_software_version="1")
-    sock.sendall(framed(request_frame(request, version, correlation_id, "test")))
+def exchange(sock: socket.socket, request: Request, response_type: type[R], version: int,
+             client_id: str = "test", correlation_id: int = 1) -> R:
+    """Send ``request`` and read its answer, which must come (the connection stays open)."""
+    sock.sendall(framed(request_frame(request, version, correlation_id, client_id)))
     frame = read_frame(sock)
     assert frame is not None, "the server closed the connection instead of answering"
-    header, response = decode_response(frame, ApiVersionsResponse, version)
+    header, response = decode_response(frame, response_type, version)
     assert header.correlation_id == correlation_id
-    assert isinstance(response, ApiVersionsResponse)
+    assert isinstance(response, response_type)
     return response
+
+
+def api_versions(sock: socket.socket, version: int = 3, correlation_id: int = 1) -> ApiVersionsResponse:
+    request = ApiVersionsRequest(client_software_name="test", client_software_version="1")
+    return exchange(sock, request, ApiVersionsResponse, version, correlation_id=correlation_id)
 
 
 def assert_closed(sock: socket.socket) -> None:
@@ -105,16 +114,6 @@ def assert_closed(sock: socket.socket) -> None:
         assert sock.recv(1) == b""
     except ConnectionResetError:
         pass
-
-
-def exchange(sock: socket.socket, request: Request, response_type: type[Response], version: int,
-             client_id: str = "test") -> Response:
-    sock.sendall(framed(request_frame(request, version, 1, client_id)))
-    frame = read_frame(sock)
-    assert frame is not None, "the server closed the connection instead of answering"
-    header, response = decode_response(frame, response_type, version)
-    assert header.correlation_id == 1
-    return response
 
 
 def assert_serving(server: ServerProcess) -> None:

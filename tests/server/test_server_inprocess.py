@@ -83,14 +83,20 @@ class Client:
         return response
 
 
-async def http(port: int, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+async def http_raw(port: int, data: bytes) -> bytes:
+    """Send ``data`` to the HTTP endpoint and read everything until it closes."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    payload = json.dumps(body).encode() if body is not None else b""
-    writer.write(f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(payload)}\r\n\r\n"
-                 .encode() + payload)
-    raw = await reader.read()
+    writer.write(data)
+    answer = await reader.read()
     writer.close()
     await writer.wait_closed()
+    return answer
+
+
+async def http(port: int, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    payload = json.dumps(body).encode() if body is not None else b""
+    raw = await http_raw(port, f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: "
+                               f"{len(payload)}\r\n\r\n".encode() + payload)
     head, _, content = raw.partition(b"\r\n\r\n")
     status = int(head.split()[1])
     return status, json.loads(content) if b"json" in head else content.decode()
@@ -242,23 +248,15 @@ def test_the_http_endpoint_refuses_malformed_requests_without_errors(
     # out of the handler (an asyncio "Unhandled exception" and a RecursionError) unanswered.
     options = ServerOptions(port=0, data_dir=tmp_path, metrics_port=0, config=CONFIG)
 
-    async def raw(port: int, data: bytes) -> bytes:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        writer.write(data)
-        answer = await reader.read()
-        writer.close()
-        await writer.wait_closed()
-        return answer
-
     async def main() -> None:
         server = Server(options)
         await server.start()
         assert server.metrics_port is not None
         try:
             long_line = b"GET /metrics HTTP/1.1\r\nX-Long: " + b"a" * 70_000 + b"\r\n\r\n"
-            assert await raw(server.metrics_port, long_line) == b""
+            assert await http_raw(server.metrics_port, long_line) == b""
             nested = b"[" * 60_000
-            answer = await raw(server.metrics_port, b"PUT /admin/owned-partitions HTTP/1.1\r\n"
+            answer = await http_raw(server.metrics_port, b"PUT /admin/owned-partitions HTTP/1.1\r\n"
                                b"Content-Length: %d\r\n\r\n" % len(nested) + nested)
             assert answer.startswith(b"HTTP/1.1 400 ")
             status, _ = await http(server.metrics_port, "GET", "/admin/owned-partitions")
