@@ -549,6 +549,27 @@ def test_consumer_protocol_round_trip(
     assert codec.decode_assignment(codec.encode_assignment(asg)) == asg
 
 
+LONGEST = "x" * 32767
+
+
+@pytest.mark.parametrize("encode", [
+    lambda s: codec.encode_key(GroupMetadataKey(s)),
+    lambda s: codec.encode_key(OffsetCommitKey("g", s, 0)),
+    lambda s: codec.encode_value(OffsetCommitValue(1, s, 0, -1, -1, 3)),
+    lambda s: codec.encode_value(OffsetCommitValue(1, s, 0, -1, -1, 4)),
+    lambda s: codec.encode_value(GroupMetadataValue(
+        "consumer", 1, "range", "m", 0, [MemberMetadata(s, None, "c", "h", 1, 1, b"", b"")], 3)),
+    lambda s: codec.encode_subscription(ConsumerProtocolSubscription([s], None, [], -1, None, 0)),
+    lambda s: codec.encode_assignment(ConsumerProtocolAssignment([(s, [0])], None, 0)),
+], ids=["group", "topic", "metadata-v3", "metadata-v4", "member-id", "subscribed", "assigned"])
+def test_a_string_no_length_prefix_holds_is_refused_not_written(encode: Callable[[str], bytes]) -> None:
+    """Kafka's writers refuse a STRING over 32,767 bytes; written, its int16 length would wrap
+    and the log would not read back."""
+    assert LONGEST.encode() in encode(LONGEST)
+    with pytest.raises(ValueError, match="32768 bytes is too long"):
+        encode(LONGEST + "x")
+
+
 # --- kafka-python cross-checks --------------------------------------------------------------
 
 KAFKA_PYTHON_CODECS = {"none": 0, "gzip": 1, "snappy": 2, "lz4": 3, "zstd": 4}

@@ -311,9 +311,9 @@ fn encode_field(
         (FieldType::I8, Datum::Int(v)) => out.put_i8(i8::try_from(*v).map_err(|_| mismatch())?),
         (FieldType::I32, Datum::Int(v)) => out.put_i32(i32::try_from(*v).map_err(|_| mismatch())?),
         (FieldType::I64, Datum::Int(v)) => out.put_i64(*v),
-        (FieldType::Str | FieldType::NullableStr, Datum::Str(v)) => out.put_string(v, true),
-        (FieldType::NullableStr, Datum::Null) => out.put_nullable_string(None, true),
-        (FieldType::Bytes, Datum::Bytes(v)) => out.put_nullable_bytes(Some(v), true),
+        (FieldType::Str | FieldType::NullableStr, Datum::Str(v)) => out.put_string(v, true)?,
+        (FieldType::NullableStr, Datum::Null) => out.put_nullable_string(None, true)?,
+        (FieldType::Bytes, Datum::Bytes(v)) => out.put_nullable_bytes(Some(v), true)?,
         (FieldType::Uuid, Datum::Uuid(v)) => out.extend_from_slice(v),
         (FieldType::Array(inner) | FieldType::NullableArray(inner), Datum::List(items)) => {
             out.put_array_len(items.len(), true);

@@ -171,7 +171,8 @@ mod tests {
                     topic: "t".into(),
                     partition: p,
                     record_type: 1,
-                }));
+                }))
+                .unwrap();
                 let value = encode_value(&Value::OffsetCommit(OffsetCommitValue {
                     offset: rng.below(1000) as i64,
                     metadata: "m".into(),
@@ -195,7 +196,8 @@ mod tests {
             };
             let gkey = encode_key(&Key::GroupMetadata(GroupMetadataKey {
                 group: format!("g{i}"),
-            }));
+            }))
+            .unwrap();
             let gval = encode_value(&Value::GroupMetadata(GroupMetadataValue {
                 protocol_type: "consumer".into(),
                 generation: 1,
@@ -311,7 +313,7 @@ mod tests {
     /// and where in its value.
     #[test]
     fn a_value_that_does_not_decode_is_named_by_record_and_byte() {
-        let key = encode_key(&Key::GroupMetadata(GroupMetadataKey { group: "g".into() }));
+        let key = encode_key(&Key::GroupMetadata(GroupMetadataKey { group: "g".into() })).unwrap();
         // GroupMetadataValue v3: a protocol type of 16 bytes with 3 there.
         let value = hex("0003 0010 616263");
         let batch = write_batch(

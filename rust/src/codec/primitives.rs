@@ -335,9 +335,11 @@ pub trait Writer {
     fn put_uvarint(&mut self, v: u32);
     fn put_varint(&mut self, v: i32);
     fn put_varlong(&mut self, v: i64);
-    fn put_nullable_string(&mut self, v: Option<&str>, compact: bool);
-    fn put_string(&mut self, v: &str, compact: bool);
-    fn put_nullable_bytes(&mut self, v: Option<&[u8]>, compact: bool);
+    /// Fails on a string over 32,767 bytes, which no STRING length prefix holds (Kafka's
+    /// writers refuse it too, compact or not).
+    fn put_nullable_string(&mut self, v: Option<&str>, compact: bool) -> Result<()>;
+    fn put_string(&mut self, v: &str, compact: bool) -> Result<()>;
+    fn put_nullable_bytes(&mut self, v: Option<&[u8]>, compact: bool) -> Result<()>;
     fn put_array_len(&mut self, n: usize, compact: bool);
     fn put_empty_tagged_fields(&mut self);
 }
@@ -376,14 +378,14 @@ impl Writer for Vec<u8> {
         }
         self.push(u as u8);
     }
-    fn put_nullable_string(&mut self, v: Option<&str>, compact: bool) {
-        self.put_nullable_bytes_with(v.map(str::as_bytes), compact, true);
+    fn put_nullable_string(&mut self, v: Option<&str>, compact: bool) -> Result<()> {
+        self.put_nullable_bytes_with(v.map(str::as_bytes), compact, true)
     }
-    fn put_string(&mut self, v: &str, compact: bool) {
-        self.put_nullable_string(Some(v), compact);
+    fn put_string(&mut self, v: &str, compact: bool) -> Result<()> {
+        self.put_nullable_string(Some(v), compact)
     }
-    fn put_nullable_bytes(&mut self, v: Option<&[u8]>, compact: bool) {
-        self.put_nullable_bytes_with(v, compact, false);
+    fn put_nullable_bytes(&mut self, v: Option<&[u8]>, compact: bool) -> Result<()> {
+        self.put_nullable_bytes_with(v, compact, false)
     }
     fn put_array_len(&mut self, n: usize, compact: bool) {
         if compact {
@@ -398,28 +400,52 @@ impl Writer for Vec<u8> {
 }
 
 trait SizedWriter {
-    fn put_nullable_bytes_with(&mut self, v: Option<&[u8]>, compact: bool, int16_len: bool);
+    fn put_nullable_bytes_with(
+        &mut self,
+        v: Option<&[u8]>,
+        compact: bool,
+        int16_len: bool,
+    ) -> Result<()>;
 }
 
 impl SizedWriter for Vec<u8> {
-    fn put_nullable_bytes_with(&mut self, v: Option<&[u8]>, compact: bool, int16_len: bool) {
-        match (v, compact) {
-            (None, true) => self.put_uvarint(0),
-            (None, false) if int16_len => self.put_i16(-1),
-            (None, false) => self.put_i32(-1),
-            (Some(b), true) => {
-                self.put_uvarint(b.len() as u32 + 1);
-                self.extend_from_slice(b);
+    fn put_nullable_bytes_with(
+        &mut self,
+        v: Option<&[u8]>,
+        compact: bool,
+        int16_len: bool,
+    ) -> Result<()> {
+        let Some(b) = v else {
+            match (compact, int16_len) {
+                (true, _) => self.put_uvarint(0),
+                (false, true) => self.put_i16(-1),
+                (false, false) => self.put_i32(-1),
             }
-            (Some(b), false) => {
-                if int16_len {
-                    self.put_i16(b.len() as i16);
-                } else {
-                    self.put_i32(b.len() as i32);
-                }
-                self.extend_from_slice(b);
-            }
+            return Ok(());
+        };
+        let max = if int16_len {
+            i16::MAX as usize
+        } else {
+            i32::MAX as usize - 1
+        };
+        if b.len() > max {
+            let what = if int16_len {
+                "a string"
+            } else {
+                "a bytes field"
+            };
+            return Err(Error::InvalidArgument(format!(
+                "{what} of {} bytes is too long to be serialized (at most {max})",
+                b.len()
+            )));
         }
+        match (compact, int16_len) {
+            (true, _) => self.put_uvarint(b.len() as u32 + 1),
+            (false, true) => self.put_i16(b.len() as i16),
+            (false, false) => self.put_i32(b.len() as i32),
+        }
+        self.extend_from_slice(b);
+        Ok(())
     }
 }
 
@@ -484,16 +510,33 @@ mod tests {
     fn strings_and_bytes_round_trip() {
         for compact in [false, true] {
             let mut out = Vec::new();
-            out.put_string("grüppe", compact);
-            out.put_nullable_string(None, compact);
-            out.put_nullable_bytes(Some(b"\x00\x01"), compact);
-            out.put_nullable_bytes(None, compact);
+            out.put_string("grüppe", compact).unwrap();
+            out.put_nullable_string(None, compact).unwrap();
+            out.put_nullable_bytes(Some(b"\x00\x01"), compact).unwrap();
+            out.put_nullable_bytes(None, compact).unwrap();
             let mut r = Reader::new(&out, 0);
             assert_eq!(r.string(compact).unwrap(), "grüppe");
             assert_eq!(r.nullable_string(compact).unwrap(), None);
             assert_eq!(r.nullable_bytes(compact).unwrap(), Some(vec![0, 1]));
             assert_eq!(r.nullable_bytes(compact).unwrap(), None);
             assert!(r.is_empty());
+        }
+    }
+
+    #[test]
+    fn a_string_over_32767_bytes_is_refused_not_written() {
+        let longest = "x".repeat(i16::MAX as usize);
+        for compact in [false, true] {
+            let mut out = Vec::new();
+            out.put_string(&longest, compact).unwrap();
+            assert_eq!(Reader::new(&out, 0).string(compact).unwrap(), longest);
+            let mut out = vec![7];
+            let refused = out.put_string(&format!("{longest}x"), compact);
+            assert!(
+                matches!(&refused, Err(Error::InvalidArgument(m)) if m.contains("32768 bytes")),
+                "{refused:?}"
+            );
+            assert_eq!(out, [7], "nothing written");
         }
     }
 

@@ -648,25 +648,25 @@ fn decode_member<'a>(r: &mut Reader<'a>, version: i16) -> Result<MemberRef<'a>> 
 }
 
 /// Encodes a record key.
-pub fn encode_key(key: &Key) -> Vec<u8> {
+pub fn encode_key(key: &Key) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     out.put_i16(key.record_type());
     match key {
         Key::OffsetCommit(k) => {
-            out.put_string(&k.group, false);
-            out.put_string(&k.topic, false);
+            out.put_string(&k.group, false)?;
+            out.put_string(&k.topic, false)?;
             out.put_i32(k.partition);
         }
-        Key::GroupMetadata(k) => out.put_string(&k.group, false),
+        Key::GroupMetadata(k) => out.put_string(&k.group, false)?,
         Key::ConsumerGroup(k) => {
-            out.put_string(&k.group_id, false);
+            out.put_string(&k.group_id, false)?;
             if let Some(second) = k.member_id.as_deref().or(k.regular_expression.as_deref()) {
-                out.put_string(second, false);
+                out.put_string(second, false)?;
             }
         }
         Key::Opaque(k) => out.extend_from_slice(&k.data),
     }
-    out
+    Ok(out)
 }
 
 /// Encodes a record value at its `version`.
@@ -681,7 +681,7 @@ pub fn encode_value(value: &Value) -> Result<Vec<u8>> {
                 match field {
                     CommitField::Offset => out.put_i64(v.offset),
                     CommitField::LeaderEpoch => out.put_i32(v.leader_epoch),
-                    CommitField::Metadata => out.put_string(&v.metadata, flexible),
+                    CommitField::Metadata => out.put_string(&v.metadata, flexible)?,
                     CommitField::CommitTimestamp => out.put_i64(v.commit_timestamp),
                     CommitField::ExpireTimestamp => out.put_i64(v.expire_timestamp),
                 }
@@ -696,17 +696,17 @@ pub fn encode_value(value: &Value) -> Result<Vec<u8>> {
             out.put_i16(v.version);
             for field in fields(&GROUP_METADATA_VALUE, v.version) {
                 match field {
-                    GroupField::ProtocolType => out.put_string(&v.protocol_type, flexible),
+                    GroupField::ProtocolType => out.put_string(&v.protocol_type, flexible)?,
                     GroupField::Generation => out.put_i32(v.generation),
                     GroupField::Protocol => {
-                        out.put_nullable_string(v.protocol.as_deref(), flexible)
+                        out.put_nullable_string(v.protocol.as_deref(), flexible)?
                     }
-                    GroupField::Leader => out.put_nullable_string(v.leader.as_deref(), flexible),
+                    GroupField::Leader => out.put_nullable_string(v.leader.as_deref(), flexible)?,
                     GroupField::CurrentStateTimestamp => out.put_i64(v.current_state_timestamp),
                     GroupField::Members => {
                         out.put_array_len(v.members.len(), flexible);
                         for m in &v.members {
-                            encode_member(&mut out, m, v.version);
+                            encode_member(&mut out, m, v.version)?;
                         }
                     }
                 }
@@ -735,25 +735,26 @@ pub fn encode_value(value: &Value) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-fn encode_member(out: &mut Vec<u8>, m: &MemberMetadata, version: i16) {
+fn encode_member(out: &mut Vec<u8>, m: &MemberMetadata, version: i16) -> Result<()> {
     let flexible = version >= FIRST_FLEXIBLE;
     for field in fields(&MEMBER_METADATA, version) {
         match field {
-            MemberField::MemberId => out.put_string(&m.member_id, flexible),
+            MemberField::MemberId => out.put_string(&m.member_id, flexible)?,
             MemberField::GroupInstanceId => {
-                out.put_nullable_string(m.group_instance_id.as_deref(), flexible)
+                out.put_nullable_string(m.group_instance_id.as_deref(), flexible)?
             }
-            MemberField::ClientId => out.put_string(&m.client_id, flexible),
-            MemberField::ClientHost => out.put_string(&m.client_host, flexible),
+            MemberField::ClientId => out.put_string(&m.client_id, flexible)?,
+            MemberField::ClientHost => out.put_string(&m.client_host, flexible)?,
             MemberField::RebalanceTimeout => out.put_i32(m.rebalance_timeout),
             MemberField::SessionTimeout => out.put_i32(m.session_timeout),
-            MemberField::Subscription => out.put_nullable_bytes(Some(&m.subscription), flexible),
-            MemberField::Assignment => out.put_nullable_bytes(Some(&m.assignment), flexible),
+            MemberField::Subscription => out.put_nullable_bytes(Some(&m.subscription), flexible)?,
+            MemberField::Assignment => out.put_nullable_bytes(Some(&m.assignment), flexible)?,
         }
     }
     if flexible {
         out.put_empty_tagged_fields();
     }
+    Ok(())
 }
 
 fn check_version(schema: &str, version: i16, max: i16) -> Result<()> {
@@ -808,15 +809,16 @@ fn decode_topic_partitions(r: &mut Reader<'_>) -> Result<Vec<(String, Vec<i32>)>
     Ok(out)
 }
 
-fn encode_topic_partitions(out: &mut Vec<u8>, tps: &[(String, Vec<i32>)]) {
+fn encode_topic_partitions(out: &mut Vec<u8>, tps: &[(String, Vec<i32>)]) -> Result<()> {
     out.put_array_len(tps.len(), false);
     for (topic, partitions) in tps {
-        out.put_string(topic, false);
+        out.put_string(topic, false)?;
         out.put_array_len(partitions.len(), false);
         for &p in partitions {
             out.put_i32(p);
         }
     }
+    Ok(())
 }
 
 /// Decodes a subscription; versions above 3 are read as their version-3 prefix, as Kafka does.
@@ -859,17 +861,17 @@ pub fn encode_subscription(s: &ConsumerProtocolSubscription) -> Result<Vec<u8>> 
     out.put_i16(s.version);
     out.put_array_len(s.topics.len(), false);
     for t in &s.topics {
-        out.put_string(t, false);
+        out.put_string(t, false)?;
     }
-    out.put_nullable_bytes(s.user_data.as_deref(), false);
+    out.put_nullable_bytes(s.user_data.as_deref(), false)?;
     if s.version >= 1 {
-        encode_topic_partitions(&mut out, &s.owned_partitions);
+        encode_topic_partitions(&mut out, &s.owned_partitions)?;
     }
     if s.version >= 2 {
         out.put_i32(s.generation_id);
     }
     if s.version >= 3 {
-        out.put_nullable_string(s.rack_id.as_deref(), false);
+        out.put_nullable_string(s.rack_id.as_deref(), false)?;
     }
     Ok(out)
 }
@@ -894,8 +896,8 @@ pub fn encode_assignment(a: &ConsumerProtocolAssignment) -> Result<Vec<u8>> {
     check_version("ConsumerProtocolAssignment", a.version, 3)?;
     let mut out = Vec::new();
     out.put_i16(a.version);
-    encode_topic_partitions(&mut out, &a.assigned_partitions);
-    out.put_nullable_bytes(a.user_data.as_deref(), false);
+    encode_topic_partitions(&mut out, &a.assigned_partitions)?;
+    out.put_nullable_bytes(a.user_data.as_deref(), false)?;
     Ok(out)
 }
 
@@ -948,7 +950,7 @@ mod tests {
             hex("0003000000000000006affffffff00000000018579eff58c")
         );
         assert_eq!(
-            encode_key(&key),
+            encode_key(&key).unwrap(),
             hex("0001001b6b61666b6573632d646576636c75737465722d67726f75702d6964000374303100000000")
         );
         assert_eq!(decode_value(&key, None, 0).unwrap(), None, "tombstone");
@@ -1185,7 +1187,7 @@ mod tests {
                 regular_expression: None
             })
         );
-        assert_eq!(encode_key(&key), member_key);
+        assert_eq!(encode_key(&key).unwrap(), member_key);
         let regex_key = decode_key(&hex("0010 0001 67 0002 612a"), 0).unwrap();
         assert!(
             matches!(regex_key, Key::ConsumerGroup(ConsumerGroupKey { regular_expression: Some(ref r), .. }) if r == "a*")

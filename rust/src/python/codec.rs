@@ -2137,7 +2137,7 @@ fn decode_value(
 
 #[pyfunction]
 fn encode_key<'py>(py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-    Ok(bytes(py, &records::encode_key(&key_from_py(key)?)))
+    Ok(bytes(py, &records::encode_key(&key_from_py(key)?)?))
 }
 
 #[pyfunction]
