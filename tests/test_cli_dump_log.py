@@ -160,3 +160,27 @@ def test_index_files_beside_a_segment_are_named_not_decoded(tmp_path: Path) -> N
     assert result.stderr == (f"groupcoord dump-log: {index}: a Kafka offset index, not a log segment: "
                              "dump-log reads the .log files\n")
     assert [json.loads(line)["offset"] for line in result.stdout.splitlines()] == [0, 1, 2, 3]
+
+
+def test_every_file_of_a_broker_partition_directory_is_named_or_decoded(tmp_path: Path) -> None:
+    """``dump-log DIR/__consumer_offsets-N/*`` on a directory as a broker leaves it."""
+    log = segment_dir(tmp_path, SEGMENT)
+    side_files = {
+        log.with_suffix(".index"): "offset index",
+        log.with_suffix(".timeindex"): "time index",
+        log.with_suffix(".txnindex"): "transaction index",
+        log.parent / "00000000000000000004.snapshot": "producer state snapshot",
+        log.parent / "leader-epoch-checkpoint": "leader epoch checkpoint",
+        log.parent / "partition.metadata": "partition metadata file",
+    }
+    (log.parent / "leader-epoch-checkpoint").write_text("0\n1\n0 0\n")
+    (log.parent / "partition.metadata").write_text("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA\n")
+    for path in side_files:
+        if not path.exists():
+            path.write_bytes(bytes(12))
+    result = run(*sorted(str(p) for p in log.parent.iterdir()))
+    assert result.returncode == 1
+    assert sorted(result.stderr.splitlines()) == sorted(
+        f"groupcoord dump-log: {path}: a Kafka {what}, not a log segment: dump-log reads the .log files"
+        for path, what in side_files.items())
+    assert [json.loads(line)["offset"] for line in result.stdout.splitlines()] == [0, 1, 2, 3]

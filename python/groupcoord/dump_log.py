@@ -97,8 +97,16 @@ KAFKA_SIDE_FILES = {
     ".timeindex": "time index",
     ".txnindex": "transaction index",
     ".snapshot": "producer state snapshot",
+    "leader-epoch-checkpoint": "leader epoch checkpoint",
+    "partition.metadata": "partition metadata file",
 }
-"""Files a broker keeps beside its segments, by suffix (``partition_dir/*`` passes them too)."""
+"""Files a broker keeps beside its segments, by suffix or by name (``partition_dir/*``
+passes them too)."""
+
+
+def kafka_side_file(path: Path) -> str | None:
+    """What a broker's file beside the segments is, or None for anything else."""
+    return KAFKA_SIDE_FILES.get(path.name) or KAFKA_SIDE_FILES.get(path.suffix)
 
 
 def _lines(path: Path, decode: bool) -> Iterator[Any]:
@@ -118,9 +126,9 @@ def dump(paths: list[Path], *, decode: bool, stop_at_corruption: bool, out: Text
     ``stop_at_corruption``."""
     status = 0
     for path in paths:
-        if path.suffix in KAFKA_SIDE_FILES:
-            print(f"groupcoord dump-log: {path}: a Kafka {KAFKA_SIDE_FILES[path.suffix]}, not a log "
-                  "segment: dump-log reads the .log files", file=err)
+        if side_file := kafka_side_file(path):
+            print(f"groupcoord dump-log: {path}: a Kafka {side_file}, not a log segment: "
+                  "dump-log reads the .log files", file=err)
             status = 1
             continue
         try:
