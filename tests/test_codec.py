@@ -89,6 +89,27 @@ def test_segment_vector_decodes_with_markers(tmp_path: Path) -> None:
     assert [b.crc for b in batches] == [0xE0BAB9C8, 0x2DD69BC5, 0x7D7ACA80, 0xBCDD3469]
 
 
+@pytest.mark.parametrize(("key", "value", "control"), [
+    (bytes.fromhex("00000001"), bytes.fromhex("000000000005"), "commit"),
+    (bytes.fromhex("00000000"), bytes.fromhex("000000000005"), "abort"),
+    (bytes.fromhex("00000000"), b"\x00", "unknown"),
+    (bytes.fromhex("00000002"), None, "leader_change"),
+    (bytes.fromhex("00000003"), None, "snapshot_header"),
+    (bytes.fromhex("00000004"), None, "snapshot_footer"),
+    (bytes.fromhex("00000005"), None, "kraft_version"),
+    (bytes.fromhex("00000006"), None, "kraft_voters"),
+    (bytes.fromhex("00000007"), None, "unknown"),
+    (None, None, "unknown"),
+])
+def test_control_records_are_named_as_kafka_names_their_type(
+    key: bytes | None, value: bytes | None, control: str
+) -> None:
+    data = codec.write_records([(0, 0, key, value)], base_offset=0, producer_id=7, producer_epoch=0,
+                               is_transactional=True, is_control=True)
+    assert [r.control for r in codec.decode_records(data)] == [control]
+    assert codec.decode_arrow(data).column("control").to_pylist() == [control]
+
+
 def _log_of_many_chunks() -> bytes:
     """About 1.5 MB of batches, every compression: several of the iterator's chunks."""
     log = bytearray()

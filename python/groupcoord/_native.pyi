@@ -444,7 +444,10 @@ class OffsetsRecord:
     def is_transactional(self) -> bool: ...
     @property
     def control(self) -> str | None:
-        """"commit" or "abort" for a transaction marker, else None."""
+        """"commit" or "abort" for a transaction marker; for another control record Kafka's
+        name of its type in lower case ("leader_change", "snapshot_header",
+        "snapshot_footer", "kraft_version", "kraft_voters") or "unknown" (a type Kafka does not
+        know, or a key or marker that does not parse); None for a data record."""
     @property
     def key(self) -> _Key | None:
         """None for a control record."""
@@ -607,13 +610,13 @@ def decode_arrow(
 
     ``threads`` bounds the threads the decode uses (default: one per core; ``1`` decodes on
     the calling thread alone). From 16 MB of input on, runs of whole batches are decoded side
-    by side and joined; compressed batches take two threads each, one decompressing ahead of
-    the one that parses. The rows, and where a corrupt log stops, do not depend on it.
+    by side and joined; gzip and zstd batches take two threads each, one decompressing ahead
+    of the one that parses. The rows, and where a corrupt log stops, do not depend on it.
 
     One row per record. Every row: ``partition``, ``offset``, ``timestamp``,
     ``batch_position``, ``producer_id``, ``producer_epoch``, ``is_transactional``,
-    ``is_tombstone``; ``control`` ("commit"/"abort") for transaction markers; ``record_type``
-    and ``value_version`` for data records. Keys: ``group`` (``group_id`` for the
+    ``is_tombstone``; ``control`` for control records (as ``OffsetsRecord.control``);
+    ``record_type`` and ``value_version`` for data records. Keys: ``group`` (``group_id`` for the
     consumer-group types), ``topic``, ``key_partition``, ``member_id``. Offset commits:
     ``committed_offset``, ``leader_epoch``, ``metadata``, ``commit_timestamp``,
     ``expire_timestamp``. Group metadata: ``protocol_type``, ``generation``, ``protocol``,

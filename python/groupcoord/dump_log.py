@@ -5,7 +5,8 @@ Like Kafka's ``kafka-dump-log --offsets-decoder``, from our codec. Each line hol
 - ``file``, ``batch_position`` (byte position of the record's batch in the file),
   ``partition`` (the N of a ``__consumer_offsets-N`` directory, else -1), ``offset``,
   ``timestamp``, ``producer_id``, ``producer_epoch``, ``is_transactional``;
-- ``control``: ``"commit"`` / ``"abort"`` for a transaction marker, else ``null``;
+- ``control``: ``"commit"`` / ``"abort"`` for a transaction marker, Kafka's name of any
+  other control type (``"leader_change"``, ...) or ``"unknown"``, else ``null``;
 - ``record_type``: 0/1 offset commit, 2 group metadata, others passed through opaque;
 - ``key`` and ``value``: the decoded key and value (``value`` is ``null`` for a tombstone),
   bytes as base64 strings. When a group's protocol type is ``consumer``, each member also

@@ -1013,7 +1013,7 @@ impl Columns {
         let (key, value) = match payload {
             Payload::Control(control) => {
                 self.is_tombstone.push(false);
-                self.control.set(row, &control.name());
+                self.control.set(row, control.name());
                 return;
             }
             Payload::Data { key, value } => (key, value.as_ref()),

@@ -31,11 +31,18 @@ pub enum Control {
 }
 
 impl Control {
-    pub fn name(self) -> String {
+    /// Kafka's name of the control type (`ControlRecordType`), lower case; "unknown" for a
+    /// type it does not know or a key or marker that does not parse.
+    pub fn name(self) -> &'static str {
         match self {
-            Control::Marker(m) if m.commit => "commit".into(),
-            Control::Marker(_) => "abort".into(),
-            Control::Other(t) => format!("control-{t}"),
+            Control::Marker(m) if m.commit => "commit",
+            Control::Marker(_) => "abort",
+            Control::Other(2) => "leader_change",
+            Control::Other(3) => "snapshot_header",
+            Control::Other(4) => "snapshot_footer",
+            Control::Other(5) => "kraft_version",
+            Control::Other(6) => "kraft_voters",
+            Control::Other(_) => "unknown",
         }
     }
 }

@@ -1440,7 +1440,7 @@ fn record_object(
     payload: Payload<'_>,
 ) -> PyResult<OffsetsRecord> {
     let (control, key, value) = match payload {
-        Payload::Control(control) => (Some(control.name()), None, None),
+        Payload::Control(control) => (Some(control.name().to_owned()), None, None),
         Payload::Data { key, value } => (
             None,
             Some(objects.key(py, key)?),
