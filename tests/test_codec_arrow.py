@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import base64
+import json
+
 import pyarrow as pa
 import pytest
 
 from groupcoord import codec
 
+from offsets_logs import CONSUMER_GROUP_RECORDS
 from test_codec import SEGMENT
+
+UUID_BASE64URL = "AAECAwQFBgcICQoLDA0ODw"  # bytes 0 to 15, as Kafka's Uuid.toString prints them
 
 
 def mixed_log() -> bytes:
@@ -182,3 +188,37 @@ def test_a_corrupt_record_drops_its_whole_batch() -> None:
     kept = codec.decode_arrow(data, stop_at_corruption=True)
     assert kept.to_pylist() == codec.decode_arrow(good).to_pylist()
     assert len(codec.decode_records(data, stop_at_corruption=True)) == kept.num_rows
+
+
+def test_consumer_group_rows_show_uuids_and_bytes_as_the_objects_and_dump_log_do() -> None:
+    """Topic ids in Kafka's base64url form and bytes in base64, in ``topic_partitions`` and
+    ``consumer_group_fields`` alike, so that Arrow rows join with dump-log's lines."""
+    classic = "01" "0000afc8" "02" "0672616e6765" "04010203" "00" "00"
+    member_with_classic_metadata = (
+        codec.ConsumerGroupKey(5, "cg", member_id="m2"),
+        "0000" "00" "00" "0263" "0268" "020274" "00" "00000fa0" "08756e69666f726d"
+        "01" "00" + f"{len(classic) // 2:02x}" + classic)
+    records = [(k, bytes.fromhex(v)) for k, v in [*CONSUMER_GROUP_RECORDS, member_with_classic_metadata]]
+    log = codec.write_batch([(codec.encode_key(k), v) for k, v in records], base_offset=0, timestamp=1)
+
+    def as_json(value: object) -> object:
+        if isinstance(value, bytes):
+            return base64.b64encode(value).decode()
+        if isinstance(value, dict):
+            return {k: as_json(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [as_json(v) for v in value]
+        return value
+
+    rows = codec.decode_arrow(log).to_pylist()
+    for row, record in zip(rows, codec.decode_records(log), strict=True):
+        assert isinstance(record.value, codec.ConsumerGroupValue)
+        fields = record.value.fields
+        assert json.loads(row["consumer_group_fields"]) == as_json(fields)
+        assigned = fields.get("topic_partitions") or fields.get("assigned_partitions")
+        expected = None if assigned is None else [
+            {"topic_id": tp["topic_id"], "partitions": tp["partitions"]} for tp in assigned]
+        assert row["topic_partitions"] == expected
+    assert rows[4]["topic_partitions"] == [{"topic_id": UUID_BASE64URL, "partitions": [0, 1]}]
+    classic_json = json.loads(rows[-1]["consumer_group_fields"])["classic_member_metadata"]
+    assert classic_json["supported_protocols"] == [{"name": "range", "metadata": "AQID"}]

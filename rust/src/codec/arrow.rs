@@ -8,15 +8,15 @@
 //! | partition, offset, timestamp, batch_position, producer_id | int32 / int64 | every row |
 //! | producer_epoch | int16 | every row |
 //! | is_transactional, is_tombstone | bool | every row |
-//! | control | utf8 | transaction markers: "commit" / "abort" |
+//! | control | utf8 | control records: "commit" / "abort", or Kafka's name of another control type (`log::Control::name`) |
 //! | record_type, value_version | int16 | data records (value_version: not tombstones) |
 //! | group, topic, key_partition, member_id | utf8 / int32 | keys (group_id for types 3-8, 16) |
 //! | committed_offset, leader_epoch, metadata, commit_timestamp, expire_timestamp | | offset commits |
 //! | protocol_type, generation, protocol, leader, current_state_timestamp | | group metadata |
 //! | members | list<struct<member_id, group_instance_id, client_id, client_host, rebalance_timeout, session_timeout, subscription, assignment, subscribed_topics list<utf8>, assigned_partitions list<struct<topic, partitions list<int32>>>>> | group metadata; the last two decoded for `consumer` groups |
 //! | epoch | int32 | types 3 (epoch), 6 (assignment_epoch), 8 (member_epoch) |
-//! | topic_partitions | list<struct<topic_id utf8, partitions list<int32>>> | types 7 and 8 (assigned partitions) |
-//! | consumer_group_fields | utf8 (JSON) | types 3-8, 16: every decoded field |
+//! | topic_partitions | list<struct<topic_id utf8, partitions list<int32>>> | types 7 and 8 (assigned partitions); topic ids as Kafka prints them (base64url) |
+//! | consumer_group_fields | utf8 (JSON) | types 3-8, 16: every decoded field (uuids as Kafka prints them, bytes in base64, as `dump-log`) |
 //! | raw_key, raw_value | binary | opaque records (types this codec does not decode) |
 
 use std::ops::Range;
@@ -34,7 +34,7 @@ use crate::codec::batch::{
     first_compression, split_at_batches, BatchInfo, Chunk, LogReader, RecordRef, Walk, CHUNK_BYTES,
 };
 use crate::codec::compression::Compression;
-use crate::codec::consumer_group::Datum;
+use crate::codec::consumer_group::{base64, Datum};
 use crate::codec::log::{decode_payload, Payload};
 use crate::codec::primitives::utf8;
 use crate::codec::records::{GroupMetadataValueRef, KeyRef, ValueRef};
@@ -1079,7 +1079,7 @@ impl Columns {
                     self.topic_partitions.lists.pad(row);
                     for tp in items {
                         let topic = match datum_field(tp, "topic_id") {
-                            Some(Datum::Uuid(u)) => uuid_hex(u),
+                            Some(Datum::Uuid(u)) => base64(u, true, false),
                             _ => String::new(),
                         };
                         let partitions = match datum_field(tp, "partitions") {
@@ -1225,14 +1225,8 @@ fn datum_json(d: &Datum, out: &mut String) {
         Datum::Null => out.push_str("null"),
         Datum::Int(v) => out.push_str(&v.to_string()),
         Datum::Str(s) => json_string(s, out),
-        Datum::Bytes(b) => json_string(
-            &b.iter().map(|x| format!("{x:02x}")).collect::<String>(),
-            out,
-        ),
-        Datum::Uuid(u) => json_string(
-            &u.iter().map(|x| format!("{x:02x}")).collect::<String>(),
-            out,
-        ),
+        Datum::Bytes(b) => json_string(&base64(b, false, true), out),
+        Datum::Uuid(u) => json_string(&base64(u, true, false), out),
         Datum::List(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -1276,10 +1270,6 @@ fn datum_field<'a>(d: &'a Datum, name: &str) -> Option<&'a Datum> {
         Datum::Struct(fields) => fields.iter().find(|(n, _)| *n == name).map(|(_, v)| v),
         _ => None,
     }
-}
-
-fn uuid_hex(u: &[u8; 16]) -> String {
-    u.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 impl<T> Reserve for Primitive<T> {

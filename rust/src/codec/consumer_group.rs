@@ -62,6 +62,31 @@ pub enum Datum {
     Struct(Vec<(&'static str, Datum)>),
 }
 
+/// Base64 of `bytes`: Kafka's form of a uuid (`Uuid.toString`) with `url` and no `pad`, the
+/// standard alphabet with `pad` for bytes in JSON.
+pub fn base64(bytes: &[u8], url: bool, pad: bool) -> String {
+    const STANDARD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let last_two: &[u8; 2] = if url { b"-_" } else { b"+/" };
+    let digit = |i: u32| match i {
+        62 | 63 => last_two[i as usize - 62] as char,
+        i => STANDARD[i as usize] as char,
+    };
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |acc, (i, &b)| acc | u32::from(b) << (16 - 8 * i));
+        for i in 0..=chunk.len() {
+            out.push(digit((n >> (18 - 6 * i)) & 63));
+        }
+        if pad {
+            out.extend(std::iter::repeat_n('=', 3 - chunk.len()));
+        }
+    }
+    out
+}
+
 static PARTITION_METADATA: [FieldDef; 2] = [
     field("partition", FieldType::I32),
     field("racks", FieldType::Array(&FieldType::Str)),

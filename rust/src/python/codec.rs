@@ -965,29 +965,16 @@ impl ConsumerGroupKey {
     }
 }
 
-/// Kafka prints a uuid as unpadded base64url.
-fn uuid_string(bytes: &[u8; 16]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    let mut out = String::with_capacity(22);
-    for chunk in bytes.chunks(3) {
-        let n = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |acc, (i, &b)| acc | u32::from(b) << (16 - 8 * i));
-        for i in 0..=chunk.len() {
-            out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
-        }
-    }
-    out
-}
-
 fn datum_to_py(py: Python<'_>, datum: &Datum) -> PyResult<Py<PyAny>> {
     Ok(match datum {
         Datum::Null => py.None(),
         Datum::Int(v) => v.into_pyobject(py)?.into_any().unbind(),
         Datum::Str(v) => v.into_pyobject(py)?.into_any().unbind(),
         Datum::Bytes(v) => bytes(py, v).into_any().unbind(),
-        Datum::Uuid(v) => uuid_string(v).into_pyobject(py)?.into_any().unbind(),
+        Datum::Uuid(v) => consumer_group::base64(v, true, false)
+            .into_pyobject(py)?
+            .into_any()
+            .unbind(),
         Datum::List(items) => {
             let list = PyList::empty(py);
             for item in items {
