@@ -341,6 +341,18 @@ def test_records_are_immutable_comparable_and_hashable() -> None:
     assert "protocol='range', leader=None" in repr(group)
 
 
+def test_a_batch_and_its_records_hand_out_copies_of_their_lists() -> None:
+    data = codec.write_records([(0, 0, b"k", b"v", [("h", b"x")])], base_offset=0)
+    [batch] = codec.read_batches(data)
+    [record] = batch.records
+    hashed = hash(record)
+    batch.records.clear()
+    record.headers.append(("other", None))
+    assert [r.headers for r in batch.records] == [[("h", b"x")]]
+    assert hash(record) == hashed
+    assert batch == codec.read_batches(data)[0]
+
+
 def test_decoded_records_equal_constructed_ones() -> None:
     sub = codec.encode_subscription(ConsumerProtocolSubscription(["a"], version=1))
     member = MemberMetadata("m-1", None, "c", "/h", 300_000, 45_000, sub, b"")

@@ -376,7 +376,8 @@ class Record:
     @property
     def value(self) -> bytes | None: ...
     @property
-    def headers(self) -> list[tuple[str, bytes | None]]: ...
+    def headers(self) -> list[tuple[str, bytes | None]]:
+        """A new list on every access: changing it leaves the record as it is."""
 
 @final
 class RecordBatch:
@@ -422,7 +423,8 @@ class RecordBatch:
     @property
     def crc(self) -> int: ...
     @property
-    def records(self) -> list[Record]: ...
+    def records(self) -> list[Record]:
+        """A new list on every access: changing it leaves the batch as it is."""
 
 @final
 class OffsetsRecord:

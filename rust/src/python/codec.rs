@@ -1173,25 +1173,41 @@ impl ConsumerProtocolAssignment {
     }
 }
 
-/// One record of a batch.
-#[pyclass(frozen, get_all, module = "groupcoord._native")]
+/// One record of a batch. Its headers are kept as a tuple and handed out as a new list, so
+/// that no caller can change a hashed record.
+#[pyclass(frozen, module = "groupcoord._native")]
 pub struct Record {
+    #[pyo3(get)]
     offset: i64,
+    #[pyo3(get)]
     timestamp: i64,
+    #[pyo3(get)]
     key: Option<Py<PyBytes>>,
+    #[pyo3(get)]
     value: Option<Py<PyBytes>>,
-    headers: Py<PyList>,
+    headers: Py<PyTuple>,
 }
 
 impl Record {
     fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let headers = PyTuple::new(py, self.headers.bind(py))?;
-        (self.offset, self.timestamp, &self.key, &self.value, headers).into_pyobject(py)
+        (
+            self.offset,
+            self.timestamp,
+            &self.key,
+            &self.value,
+            &self.headers,
+        )
+            .into_pyobject(py)
     }
 }
 
 #[pymethods]
 impl Record {
+    #[getter]
+    fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, self.headers.bind(py))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Record(offset={}, timestamp={})",
@@ -1208,26 +1224,43 @@ impl Record {
     }
 }
 
-/// A record batch as it lies in the log (magic 2, or one legacy wrapper/message).
-#[pyclass(frozen, get_all, module = "groupcoord._native")]
+/// A record batch as it lies in the log (magic 2, or one legacy wrapper/message). Its records
+/// are kept as a tuple and handed out as a new list.
+#[pyclass(frozen, module = "groupcoord._native")]
 pub struct RecordBatch {
+    #[pyo3(get)]
     position: usize,
+    #[pyo3(get)]
     size: usize,
+    #[pyo3(get)]
     base_offset: i64,
+    #[pyo3(get)]
     last_offset: i64,
+    #[pyo3(get)]
     magic: i8,
+    #[pyo3(get)]
     compression: &'static str,
+    #[pyo3(get)]
     timestamp_type: &'static str,
+    #[pyo3(get)]
     base_timestamp: i64,
+    #[pyo3(get)]
     max_timestamp: i64,
+    #[pyo3(get)]
     producer_id: i64,
+    #[pyo3(get)]
     producer_epoch: i16,
+    #[pyo3(get)]
     base_sequence: i32,
+    #[pyo3(get)]
     partition_leader_epoch: i32,
+    #[pyo3(get)]
     is_transactional: bool,
+    #[pyo3(get)]
     is_control: bool,
+    #[pyo3(get)]
     crc: u32,
-    records: Py<PyList>,
+    records: Py<PyTuple>,
 }
 
 impl RecordBatch {
@@ -1264,6 +1297,11 @@ impl RecordBatch {
     #[allow(non_upper_case_globals)]
     const __hash__: Option<Py<PyAny>> = None;
 
+    #[getter]
+    fn records<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, self.records.bind(py))
+    }
+
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         fields_equal(self, other, Self::fields)
     }
@@ -1281,20 +1319,24 @@ impl RecordBatch {
 }
 
 fn batch_to_py(py: Python<'_>, b: Batch) -> PyResult<RecordBatch> {
-    let records = PyList::empty(py);
-    for r in b.records {
-        let headers = PyList::empty(py);
-        for (k, v) in r.headers {
-            headers.append((k, opt_bytes(py, v.as_deref())))?;
-        }
-        records.append(Record {
-            offset: r.offset,
-            timestamp: r.timestamp,
-            key: opt_bytes(py, r.key.as_deref()).map(Bound::unbind),
-            value: opt_bytes(py, r.value.as_deref()).map(Bound::unbind),
-            headers: headers.unbind(),
-        })?;
-    }
+    let records = b
+        .records
+        .into_iter()
+        .map(|r| {
+            let headers = r
+                .headers
+                .into_iter()
+                .map(|(k, v)| (k, opt_bytes(py, v.as_deref())));
+            Ok(Record {
+                offset: r.offset,
+                timestamp: r.timestamp,
+                key: opt_bytes(py, r.key.as_deref()).map(Bound::unbind),
+                value: opt_bytes(py, r.value.as_deref()).map(Bound::unbind),
+                headers: PyTuple::new(py, headers)?.unbind(),
+            })
+        })
+        .collect::<PyResult<Vec<Record>>>()?;
+    let records = PyTuple::new(py, records)?;
     let b = b.info;
     Ok(RecordBatch {
         position: b.position,
