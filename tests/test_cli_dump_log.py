@@ -142,6 +142,15 @@ def test_a_reader_that_stops_early_ends_it_quietly(tmp_path: Path) -> None:
     assert stderr == ""
 
 
+def test_output_that_cannot_be_written_is_named_without_a_traceback(tmp_path: Path) -> None:
+    path = segment_dir(tmp_path, _log_of_many_chunks())
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([sys.executable, "-m", "groupcoord.cli", "dump-log", str(path)],
+                                stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert result.returncode == 1
+    assert result.stderr == "groupcoord dump-log: cannot write the output: No space left on device\n"
+
+
 def test_missing_file(tmp_path: Path) -> None:
     result = run(str(tmp_path / "nope.log"), str(tmp_path))
     assert result.returncode == 1

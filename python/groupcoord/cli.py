@@ -137,6 +137,11 @@ def main(argv: list[str] | None = None) -> int:
             # without Python's own complaint when it flushes stdout at exit.
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 1
+        except OSError as e:
+            # Files that cannot be read are reported per file inside; this is the output.
+            print(f"groupcoord dump-log: cannot write the output: {e.strerror or e}", file=sys.stderr)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 1
     if args.command == "serve":
         return _serve(parser, args)
     if args.command == "inspect":
