@@ -363,6 +363,25 @@ mod tests {
     use super::*;
     use crate::testing::hex;
 
+    #[test]
+    fn base64_gives_rfc_4648_vectors_and_kafkas_uuid_form() {
+        for (plain, encoded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(plain.as_bytes(), false, true), encoded);
+        }
+        assert_eq!(base64(&[0xfb, 0xff], false, true), "+/8=");
+        assert_eq!(base64(&[0xfb, 0xff], true, false), "-_8");
+        let uuid: Vec<u8> = (0..16).collect();
+        assert_eq!(base64(&uuid, true, false), "AAECAwQFBgcICQoLDA0ODw");
+    }
+
     /// Decodes, and checks that encoding gives the bytes back (unknown tags aside).
     fn decode(record_type: i16, body: &[u8]) -> Datum {
         let (_, schema) = value_schema(record_type).unwrap();
