@@ -630,7 +630,8 @@ def decode_arrow(
     ``subscribed_topics`` and ``assigned_partitions`` (list of ``{topic, partitions}``)).
     Consumer-group records (types 3-8, 16): ``epoch``, ``topic_partitions`` (list of
     ``{topic_id, partitions}``, topic ids as Kafka prints them: unpadded base64url) and
-    ``consumer_group_fields`` (every field, as JSON: uuids likewise, bytes in base64). Opaque records: ``raw_key``, ``raw_value``.
+    ``consumer_group_fields`` (every field, as JSON: uuids likewise, bytes in base64).
+    Opaque records: ``raw_key``, ``raw_value``.
     """
 
 def decode_segment_arrow(

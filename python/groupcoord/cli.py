@@ -132,14 +132,12 @@ def main(argv: list[str] | None = None) -> int:
         try:
             return dump_log.main(args.files, decode=not args.no_decode,
                                  stop_at_corruption=args.stop_at_corruption)
-        except BrokenPipeError:
-            # The reader went away (`dump-log FILE | head`): stop without a traceback, and
-            # without Python's own complaint when it flushes stdout at exit.
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            return 1
         except OSError as e:
-            # Files that cannot be read are reported per file inside; this is the output.
-            print(f"groupcoord dump-log: cannot write the output: {e.strerror or e}", file=sys.stderr)
+            # Files that cannot be read are reported per file inside; this is the output. A
+            # reader that went away (`dump-log FILE | head`) is no error to tell. Either way:
+            # no traceback, and no complaint from Python when it flushes stdout at exit.
+            if not isinstance(e, BrokenPipeError):
+                print(f"groupcoord dump-log: cannot write the output: {e.strerror or e}", file=sys.stderr)
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 1
     if args.command == "serve":

@@ -34,7 +34,7 @@ use crate::codec::batch::{
     first_compression, split_at_batches, BatchInfo, Chunk, LogReader, RecordRef, Walk, CHUNK_BYTES,
 };
 use crate::codec::compression::Compression;
-use crate::codec::consumer_group::{base64, Datum};
+use crate::codec::consumer_group::{base64, uuid_string, Datum};
 use crate::codec::log::{decode_payload, Payload};
 use crate::codec::primitives::utf8;
 use crate::codec::records::{GroupMetadataValueRef, KeyRef, ValueRef};
@@ -1079,7 +1079,7 @@ impl Columns {
                     self.topic_partitions.lists.pad(row);
                     for tp in items {
                         let topic = match datum_field(tp, "topic_id") {
-                            Some(Datum::Uuid(u)) => base64(u, true, false),
+                            Some(Datum::Uuid(u)) => uuid_string(u),
                             _ => String::new(),
                         };
                         let partitions = match datum_field(tp, "partitions") {
@@ -1225,8 +1225,8 @@ fn datum_json(d: &Datum, out: &mut String) {
         Datum::Null => out.push_str("null"),
         Datum::Int(v) => out.push_str(&v.to_string()),
         Datum::Str(s) => json_string(s, out),
-        Datum::Bytes(b) => json_string(&base64(b, false, true), out),
-        Datum::Uuid(u) => json_string(&base64(u, true, false), out),
+        Datum::Bytes(b) => json_string(&base64(b), out),
+        Datum::Uuid(u) => json_string(&uuid_string(u), out),
         Datum::List(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {

@@ -62,14 +62,22 @@ pub enum Datum {
     Struct(Vec<(&'static str, Datum)>),
 }
 
-/// Base64 of `bytes`: Kafka's form of a uuid (`Uuid.toString`) with `url` and no `pad`, the
-/// standard alphabet with `pad` for bytes in JSON.
-pub fn base64(bytes: &[u8], url: bool, pad: bool) -> String {
-    const STANDARD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let last_two: &[u8; 2] = if url { b"-_" } else { b"+/" };
+/// Kafka's form of a uuid (`Uuid.toString`): unpadded base64url.
+pub fn uuid_string(uuid: &[u8; 16]) -> String {
+    base64_with(uuid, b"-_", false)
+}
+
+/// Standard, padded base64: bytes in JSON, as `dump-log` prints them.
+pub fn base64(bytes: &[u8]) -> String {
+    base64_with(bytes, b"+/", true)
+}
+
+/// Base64 of `bytes` with `last_two` as the alphabet's digits 62 and 63.
+fn base64_with(bytes: &[u8], last_two: &[u8; 2], pad: bool) -> String {
+    const FIRST_62: &[u8; 62] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     let digit = |i: u32| match i {
         62 | 63 => last_two[i as usize - 62] as char,
-        i => STANDARD[i as usize] as char,
+        i => FIRST_62[i as usize] as char,
     };
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
@@ -374,12 +382,13 @@ mod tests {
             ("fooba", "Zm9vYmE="),
             ("foobar", "Zm9vYmFy"),
         ] {
-            assert_eq!(base64(plain.as_bytes(), false, true), encoded);
+            assert_eq!(base64(plain.as_bytes()), encoded);
         }
-        assert_eq!(base64(&[0xfb, 0xff], false, true), "+/8=");
-        assert_eq!(base64(&[0xfb, 0xff], true, false), "-_8");
-        let uuid: Vec<u8> = (0..16).collect();
-        assert_eq!(base64(&uuid, true, false), "AAECAwQFBgcICQoLDA0ODw");
+        assert_eq!(base64(&[0xfb, 0xff]), "+/8=");
+        let mut uuid: [u8; 16] = std::array::from_fn(|i| i as u8);
+        assert_eq!(uuid_string(&uuid), "AAECAwQFBgcICQoLDA0ODw");
+        (uuid[12], uuid[13]) = (0xfb, 0xff);
+        assert_eq!(uuid_string(&uuid), "AAECAwQFBgcICQoL-_8ODw");
     }
 
     /// Decodes, and checks that encoding gives the bytes back (unknown tags aside).

@@ -971,7 +971,7 @@ fn datum_to_py(py: Python<'_>, datum: &Datum) -> PyResult<Py<PyAny>> {
         Datum::Int(v) => v.into_pyobject(py)?.into_any().unbind(),
         Datum::Str(v) => v.into_pyobject(py)?.into_any().unbind(),
         Datum::Bytes(v) => bytes(py, v).into_any().unbind(),
-        Datum::Uuid(v) => consumer_group::base64(v, true, false)
+        Datum::Uuid(v) => consumer_group::uuid_string(v)
             .into_pyobject(py)?
             .into_any()
             .unbind(),
@@ -1290,7 +1290,7 @@ impl RecordBatch {
     }
 }
 
-/// Equal when every field and record is; not hashable, as `records` is a list.
+/// Equal when every field and record is; not hashable, as its `records` reads as a list.
 #[pymethods]
 impl RecordBatch {
     #[classattr]
@@ -1373,7 +1373,7 @@ pub struct OffsetsRecord {
     producer_id: i64,
     producer_epoch: i16,
     is_transactional: bool,
-    control: Option<String>,
+    control: Option<&'static str>,
     key: Option<Py<PyAny>>,
     value: Option<Py<PyAny>>,
 }
@@ -1412,7 +1412,7 @@ impl OffsetsRecord {
             self.partition,
             self.offset,
             self.timestamp,
-            py_repr(py, &self.control)?,
+            py_repr(py, self.control)?,
             py_repr(py, &self.key)?,
             py_repr(py, &self.value)?
         ))
@@ -1469,7 +1469,7 @@ fn record_object(
     payload: Payload<'_>,
 ) -> PyResult<OffsetsRecord> {
     let (control, key, value) = match payload {
-        Payload::Control(control) => (Some(control.name().to_owned()), None, None),
+        Payload::Control(control) => (Some(control.name()), None, None),
         Payload::Data { key, value } => (
             None,
             Some(objects.key(py, key)?),
