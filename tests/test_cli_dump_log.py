@@ -160,17 +160,6 @@ def test_missing_file(tmp_path: Path) -> None:
     ]
 
 
-def test_index_files_beside_a_segment_are_named_not_decoded(tmp_path: Path) -> None:
-    log = segment_dir(tmp_path, SEGMENT)
-    index = log.with_suffix(".index")
-    index.write_bytes(bytes(16))
-    result = run(str(index), str(log))
-    assert result.returncode == 1
-    assert result.stderr == (f"groupcoord dump-log: {index}: a Kafka offset index, not a log segment: "
-                             "dump-log reads the .log files\n")
-    assert [json.loads(line)["offset"] for line in result.stdout.splitlines()] == [0, 1, 2, 3]
-
-
 def test_every_file_of_a_broker_partition_directory_is_named_or_decoded(tmp_path: Path) -> None:
     """``dump-log DIR/__consumer_offsets-N/*`` on a directory as a broker leaves it."""
     log = segment_dir(tmp_path, SEGMENT)

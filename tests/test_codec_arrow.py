@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import base64
 import json
 
 import pyarrow as pa
 import pytest
 
 from groupcoord import codec
+from groupcoord.dump_log import _json_line
 
 from offsets_logs import CONSUMER_GROUP_RECORDS
 from test_codec import SEGMENT
@@ -201,20 +201,11 @@ def test_consumer_group_rows_show_uuids_and_bytes_as_the_objects_and_dump_log_do
     records = [(k, bytes.fromhex(v)) for k, v in [*CONSUMER_GROUP_RECORDS, member_with_classic_metadata]]
     log = codec.write_batch([(codec.encode_key(k), v) for k, v in records], base_offset=0, timestamp=1)
 
-    def as_json(value: object) -> object:
-        if isinstance(value, bytes):
-            return base64.b64encode(value).decode()
-        if isinstance(value, dict):
-            return {k: as_json(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [as_json(v) for v in value]
-        return value
-
     rows = codec.decode_arrow(log).to_pylist()
     for row, record in zip(rows, codec.decode_records(log), strict=True):
         assert isinstance(record.value, codec.ConsumerGroupValue)
         fields = record.value.fields
-        assert json.loads(row["consumer_group_fields"]) == as_json(fields)
+        assert json.loads(row["consumer_group_fields"]) == json.loads(_json_line(fields))
         assigned = fields.get("topic_partitions") or fields.get("assigned_partitions")
         expected = None if assigned is None else [
             {"topic_id": tp["topic_id"], "partitions": tp["partitions"]} for tp in assigned]
