@@ -3,8 +3,11 @@ compression, cross-checks against kafka-python's record parser, and corrupt inpu
 
 from __future__ import annotations
 
+import copy
 import gzip
+import multiprocessing
 import os
+import pickle
 import tracemalloc
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -400,6 +403,52 @@ def test_decoding_a_log_twice_gives_equal_records_and_batches() -> None:
     assert batches[0].records[0] != batches[4].records[0]
     with pytest.raises(TypeError, match="unhashable"):
         hash(batches[0])
+
+
+def test_records_and_batches_survive_pickle_and_copy() -> None:
+    """Every record kind, its key, value, members and consumer payloads, and the raw batches:
+    what a process pool hands back from a worker."""
+    log = every_kind("gzip").data()
+    records, batches = codec.decode_records(log), codec.read_batches(log)
+    kinds = {(type(r.key).__name__, type(r.value).__name__, r.control) for r in records}
+    assert {("ConsumerGroupKey", "ConsumerGroupValue", None), ("OpaqueKey", "OpaqueValue", None),
+            ("NoneType", "NoneType", "commit"), ("GroupMetadataKey", "NoneType", None)} <= kinds
+    members = [m for r in records if isinstance(r.value, GroupMetadataValue) for m in r.value.members]
+    payloads = [codec.decode_subscription(members[0].subscription),
+                codec.decode_assignment(members[0].assignment)]
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        assert pickle.loads(pickle.dumps(records, protocol)) == records
+        assert pickle.loads(pickle.dumps(batches, protocol)) == batches
+    for obj in [*records, *batches, *members, *payloads]:
+        again = copy.deepcopy(obj)
+        assert again == obj and again is not obj and repr(again) == repr(obj)
+        assert type(obj).__hash__ is None or hash(again) == hash(obj)
+    group = next(r.value for r in records if isinstance(r.value, codec.ConsumerGroupValue))
+    assert pickle.loads(pickle.dumps(group)).fields == group.fields
+
+
+def test_a_process_pool_returns_decoded_records() -> None:
+    log = every_kind().data()
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        assert pool.map(codec.decode_records, [log]) == [codec.decode_records(log)]
+        with pytest.raises(CorruptRecordError) as error:
+            pool.map(codec.decode_records, [log[:-1]])
+    assert error.value.reason.startswith("truncated")
+
+
+def test_unpickling_refuses_what_a_decode_cannot_give() -> None:
+    [record] = codec.decode_records(codec.write_control_batch(
+        base_offset=0, timestamp=1, producer_id=1, producer_epoch=0, commit=False))
+    make, fields = record.__reduce__()
+    assert make(*fields) == record
+    with pytest.raises(ValueError, match='unknown control "rollback"'):
+        make(*fields[:7], "rollback", *fields[8:])
+    with pytest.raises(TypeError):
+        make(*fields[:8], "not a key", None)
+    [batch] = codec.read_batches(codec.write_records([(0, 0, b"k", b"v")], base_offset=0))
+    make, (header, rest) = batch.__reduce__()
+    with pytest.raises(ValueError, match='unknown compression "brotli"'):
+        make((*header[:5], "brotli", *header[6:]), rest)
 
 
 @pytest.mark.parametrize("read", [codec.decode_segment, codec.decode_segment_arrow, codec.read_segment,

@@ -428,7 +428,8 @@ class RecordBatch:
 
 @final
 class OffsetsRecord:
-    """One decoded record of a ``__consumer_offsets`` log; equal and hashed by all its fields."""
+    """One decoded record of a ``__consumer_offsets`` log; equal and hashed by all its fields.
+    It pickles and copies, with its key and value, as every record class here does."""
 
     @property
     def partition(self) -> int: ...

@@ -31,6 +31,18 @@ pub enum Control {
 }
 
 impl Control {
+    /// Every name [`Control::name`] gives.
+    pub const NAMES: [&'static str; 8] = [
+        "commit",
+        "abort",
+        "leader_change",
+        "snapshot_header",
+        "snapshot_footer",
+        "kraft_version",
+        "kraft_voters",
+        "unknown",
+    ];
+
     /// Kafka's name of the control type (`ControlRecordType`), lower case; "unknown" for a
     /// type it does not know or a key or marker that does not parse.
     pub fn name(self) -> &'static str {

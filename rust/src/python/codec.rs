@@ -21,7 +21,7 @@ use crate::codec::batch::{
 };
 use crate::codec::compression::Compression;
 use crate::codec::consumer_group::{self, Datum};
-use crate::codec::log::{decode_payload, Payload};
+use crate::codec::log::{decode_payload, Control, Payload};
 use crate::codec::records::{
     self, ConsumerGroupKey, ConsumerGroupValue, ConsumerProtocolAssignment,
     ConsumerProtocolSubscription, GroupMetadataKey, GroupMetadataValue, Key, KeyRef,
@@ -244,6 +244,26 @@ fn fields_equal<'py, T: pyo3::PyClass<Frozen = pyo3::pyclass::boolean_struct::Tr
     }
 }
 
+/// What `__reduce__` returns: pickle and `copy` make the object again as `make(*args)`.
+type Reduced<'py> = (Bound<'py, PyAny>, Bound<'py, PyTuple>);
+
+/// `__reduce__` of a class made again by its own constructor from `args`.
+fn by_constructor<'py, T: pyo3::PyClass>(
+    slf: &Bound<'py, T>,
+    args: Bound<'py, PyTuple>,
+) -> PyResult<Reduced<'py>> {
+    Ok((slf.as_any().get_type().into_any(), args))
+}
+
+/// `__reduce__` of a class with no public constructor, made again by its private
+/// `_from_fields` static method from `args`.
+fn by_from_fields<'py, T: pyo3::PyClass>(
+    slf: &Bound<'py, T>,
+    args: Bound<'py, PyTuple>,
+) -> PyResult<Reduced<'py>> {
+    Ok((slf.as_any().get_type().getattr("_from_fields")?, args))
+}
+
 /// Key of a committed offset (record types 0 and 1; brokers since 0.9 write 1).
 #[pyclass(frozen, name = "OffsetCommitKey", module = "groupcoord._native")]
 pub struct PyOffsetCommitKey {
@@ -309,6 +329,10 @@ impl PyOffsetCommitKey {
         self.fields(py)?.hash()
     }
 
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        by_constructor(slf, slf.get().fields(slf.py())?)
+    }
+
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         d.set_item("record_type", self.record_type)?;
@@ -361,6 +385,10 @@ impl PyGroupMetadataKey {
         self.fields(py)?.hash()
     }
 
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        by_constructor(slf, slf.get().fields(slf.py())?)
+    }
+
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         d.set_item("record_type", 2)?;
@@ -384,6 +412,12 @@ impl OpaqueKey {
     #[getter]
     fn data<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         bytes(py, &self.data)
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        let py = slf.py();
+        let k = slf.get();
+        by_constructor(slf, (k.record_type, bytes(py, &k.data)).into_pyobject(py)?)
     }
 
     fn __repr__(&self) -> String {
@@ -492,6 +526,10 @@ impl PyOffsetCommitValue {
 
     fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
         self.fields(py)?.hash()
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        by_constructor(slf, slf.get().fields(slf.py())?)
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -610,6 +648,10 @@ impl PyMemberMetadata {
 
     fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
         self.fields(py)?.hash()
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        by_constructor(slf, slf.get().fields(slf.py())?)
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -732,6 +774,10 @@ impl PyGroupMetadataValue {
 
     fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
         self.fields(py)?.hash()
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        by_constructor(slf, slf.get().fields(slf.py())?)
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
@@ -884,6 +930,13 @@ impl OpaqueValue {
         bytes(py, &self.data)
     }
 
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        let py = slf.py();
+        let v = slf.get();
+        let args = (v.record_type, v.version, bytes(py, &v.data));
+        by_constructor(slf, args.into_pyobject(py)?)
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "OpaqueValue(record_type={}, version={}, data=<{} bytes>)",
@@ -939,6 +992,17 @@ impl ConsumerGroupKey {
             member_id,
             regular_expression,
         })
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        let k = slf.get();
+        let args = (
+            k.record_type,
+            &k.group_id,
+            &k.member_id,
+            &k.regular_expression,
+        );
+        by_constructor(slf, args.into_pyobject(slf.py())?)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -1011,6 +1075,28 @@ impl ConsumerGroupValue {
     #[getter]
     fn fields(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         datum_to_py(py, &self.fields)
+    }
+
+    /// Made again from its encoding: the fields are decoded by the record type's schema.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        let py = slf.py();
+        let v = slf.get();
+        let data = records::encode_value(&Value::ConsumerGroup(v.clone()))?;
+        by_from_fields(slf, (v.record_type, bytes(py, &data)).into_pyobject(py)?)
+    }
+
+    #[staticmethod]
+    fn _from_fields(record_type: i16, data: &[u8]) -> PyResult<Self> {
+        match records::decode_value_ref(
+            records::ValueKind::ConsumerGroup(record_type),
+            Some(data),
+            0,
+        )? {
+            Some(ValueRef::ConsumerGroup(v)) => Ok(v),
+            _ => Err(PyValueError::new_err(format!(
+                "record type {record_type} is not a consumer-group record (3 to 8, 16)"
+            ))),
+        }
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -1098,6 +1184,20 @@ impl ConsumerProtocolSubscription {
         self.rack_id.as_deref()
     }
 
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        let py = slf.py();
+        let s = slf.get();
+        let args = (
+            &s.topics,
+            opt_bytes(py, s.user_data.as_deref()),
+            &s.owned_partitions,
+            s.generation_id,
+            &s.rack_id,
+            s.version,
+        );
+        by_constructor(slf, args.into_pyobject(py)?)
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
             "ConsumerProtocolSubscription(topics={}, owned_partitions={}, generation_id={}, rack_id={}, version={})",
@@ -1153,6 +1253,17 @@ impl ConsumerProtocolAssignment {
         opt_bytes(py, self.user_data.as_deref())
     }
 
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        let py = slf.py();
+        let a = slf.get();
+        let args = (
+            &a.assigned_partitions,
+            opt_bytes(py, a.user_data.as_deref()),
+            a.version,
+        );
+        by_constructor(slf, args.into_pyobject(py)?)
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
             "ConsumerProtocolAssignment(assigned_partitions={}, version={})",
@@ -1206,6 +1317,28 @@ impl Record {
     #[getter]
     fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         PyList::new(py, self.headers.bind(py))
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        by_from_fields(slf, slf.get().fields(slf.py())?)
+    }
+
+    #[staticmethod]
+    fn _from_fields(
+        offset: i64,
+        timestamp: i64,
+        key: Option<Py<PyBytes>>,
+        value: Option<Py<PyBytes>>,
+        headers: Bound<'_, PyTuple>,
+    ) -> PyResult<Self> {
+        headers.extract::<Vec<(Bound<'_, PyString>, Option<Bound<'_, PyBytes>>)>>()?;
+        Ok(Record {
+            offset,
+            timestamp,
+            key,
+            value,
+            headers: headers.unbind(),
+        })
     }
 
     fn __repr__(&self) -> String {
@@ -1306,6 +1439,67 @@ impl RecordBatch {
         fields_equal(self, other, Self::fields)
     }
 
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        by_from_fields(slf, slf.get().fields(slf.py())?)
+    }
+
+    #[staticmethod]
+    fn _from_fields(
+        header: (
+            usize,
+            usize,
+            i64,
+            i64,
+            i8,
+            String,
+            String,
+            i64,
+            i64,
+            i64,
+            i16,
+            i32,
+        ),
+        rest: (i32, bool, bool, u32, Bound<'_, PyTuple>),
+    ) -> PyResult<Self> {
+        let (position, size, base_offset, last_offset, magic, compression, timestamp_type) = (
+            header.0, header.1, header.2, header.3, header.4, header.5, header.6,
+        );
+        let (partition_leader_epoch, is_transactional, is_control, crc, records) = rest;
+        let compression = Compression::from_name(&compression)
+            .ok_or_else(|| PyValueError::new_err(format!("unknown compression {compression:?}")))?;
+        let timestamp_type = match timestamp_type.as_str() {
+            "create" => "create",
+            "log_append" => "log_append",
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "unknown timestamp type {other:?}"
+                )))
+            }
+        };
+        for record in records.iter() {
+            record.cast::<Record>()?;
+        }
+        Ok(RecordBatch {
+            position,
+            size,
+            base_offset,
+            last_offset,
+            magic,
+            compression: compression.name(),
+            timestamp_type,
+            base_timestamp: header.7,
+            max_timestamp: header.8,
+            producer_id: header.9,
+            producer_epoch: header.10,
+            base_sequence: header.11,
+            partition_leader_epoch,
+            is_transactional,
+            is_control,
+            crc,
+            records: records.unbind(),
+        })
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
             "RecordBatch(position={}, base_offset={}, last_offset={}, magic={}, compression={})",
@@ -1404,6 +1598,52 @@ impl OffsetsRecord {
 
     fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
         self.fields(py)?.hash()
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
+        by_from_fields(slf, slf.get().fields(slf.py())?)
+    }
+
+    #[staticmethod]
+    #[allow(clippy::too_many_arguments)]
+    fn _from_fields(
+        partition: i32,
+        offset: i64,
+        timestamp: i64,
+        batch_position: usize,
+        producer_id: i64,
+        producer_epoch: i16,
+        is_transactional: bool,
+        control: Option<&str>,
+        key: Option<Bound<'_, PyAny>>,
+        value: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let control = control
+            .map(|name| {
+                Control::NAMES
+                    .into_iter()
+                    .find(|known| *known == name)
+                    .ok_or_else(|| PyValueError::new_err(format!("unknown control {name:?}")))
+            })
+            .transpose()?;
+        if let Some(key) = &key {
+            key_from_py(key)?;
+        }
+        if let Some(value) = &value {
+            value_from_py(value)?;
+        }
+        Ok(OffsetsRecord {
+            partition,
+            offset,
+            timestamp,
+            batch_position,
+            producer_id,
+            producer_epoch,
+            is_transactional,
+            control,
+            key: key.map(Bound::unbind),
+            value: value.map(Bound::unbind),
+        })
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
