@@ -81,6 +81,19 @@ def test_key_types_0_and_1_are_one_key_and_partitions_are_separate() -> None:
     assert table.column("committed_offset").to_pylist() == [2, 2]
 
 
+def test_each_regular_expression_of_a_group_is_a_key_of_its_own() -> None:
+    """Type-16 keys are (group, regular expression), as in Kafka: one group's regexes live
+    side by side, and a tombstone removes only its own."""
+    regex_value = bytes.fromhex("0000" "02" "0274" "0000000000000001" "000000000000000a" "00")
+    log = LogBuilder()
+    log.write([(codec.encode_key(codec.ConsumerGroupKey(16, "cg", regular_expression=r)), regex_value)
+               for r in ("a.*", "b.*", "c.*")])
+    log.write([(codec.encode_key(codec.ConsumerGroupKey(16, "cg", regular_expression="b.*")), None)])
+    table = check(log.data(), 0, [1])
+    assert sorted(table.column("regular_expression").to_pylist()) == ["a.*", "c.*"]
+    assert set(table.column("group").to_pylist()) == {"cg"}
+
+
 def test_rows_out_of_offset_order_are_refused() -> None:
     log = LogBuilder()
     for i in range(3):

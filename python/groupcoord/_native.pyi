@@ -622,8 +622,10 @@ def decode_arrow(
     One row per record. Every row: ``partition``, ``offset``, ``timestamp``,
     ``batch_position``, ``producer_id``, ``producer_epoch``, ``is_transactional``,
     ``is_tombstone``; ``control`` for control records (as ``OffsetsRecord.control``);
-    ``record_type`` and ``value_version`` for data records. Keys: ``group`` (``group_id`` for the
-    consumer-group types), ``topic``, ``key_partition``, ``member_id``. Offset commits:
+    ``record_type`` for data records, ``value_version`` for those with a value (null for
+    tombstones). Keys: ``group`` (``group_id`` for the consumer-group types), ``topic``,
+    ``key_partition``, ``member_id`` (types 5, 7, 8), ``regular_expression`` (type 16). Offset
+    commits:
     ``committed_offset``, ``leader_epoch``, ``metadata``, ``commit_timestamp``,
     ``expire_timestamp``. Group metadata: ``protocol_type``, ``generation``, ``protocol``,
     ``leader``, ``current_state_timestamp``, ``members`` (list of structs: the member's

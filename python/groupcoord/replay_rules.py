@@ -90,10 +90,10 @@ def logical_key_bytes(key: bytes) -> bytes:
 # --- the same rules on Arrow rows of codec.decode_arrow -------------------------------------
 
 KEY_KIND = "_key_kind"
-ARROW_KEY_COLUMNS = ("partition", KEY_KIND, "group", "topic", "key_partition", "member_id", "raw_key")
-"""The columns that make a row's logical key, once :func:`logical_key_columns` added
-``_key_kind``. (The Arrow rows carry no column for a type-16 key's regular expression: type-16
-records of one group are one key there.)"""
+ARROW_KEY_COLUMNS = ("partition", KEY_KIND, "group", "topic", "key_partition", "member_id",
+                     "regular_expression", "raw_key")
+"""The columns that make a row's logical key (:func:`logical_key`), once
+:func:`logical_key_columns` added ``_key_kind``."""
 ARROW_TRANSACTION_COLUMNS = ("partition", "producer_id")
 """:func:`transaction_of` as columns: a marker row ends the pending rows equal to it in these."""
 

@@ -10,7 +10,7 @@
 //! | is_transactional, is_tombstone | bool | every row |
 //! | control | utf8 | control records: "commit" / "abort", or Kafka's name of another control type (`log::Control::name`) |
 //! | record_type, value_version | int16 | data records (value_version: not tombstones) |
-//! | group, topic, key_partition, member_id | utf8 / int32 | keys (group_id for types 3-8, 16) |
+//! | group, topic, key_partition, member_id, regular_expression | utf8 / int32 | keys (group_id for types 3-8, 16; regular_expression for type 16) |
 //! | committed_offset, leader_epoch, metadata, commit_timestamp, expire_timestamp | | offset commits |
 //! | protocol_type, generation, protocol, leader, current_state_timestamp | | group metadata |
 //! | members | list<struct<member_id, group_instance_id, client_id, client_host, rebalance_timeout, session_timeout, subscription, assignment, subscribed_topics list<utf8>, assigned_partitions list<struct<topic, partitions list<int32>>>>> | group metadata; the last two decoded for `consumer` groups |
@@ -92,6 +92,7 @@ pub fn schema() -> SchemaRef {
         Field::new("topic", Utf8, true),
         Field::new("key_partition", Int32, true),
         Field::new("member_id", Utf8, true),
+        Field::new("regular_expression", Utf8, true),
         Field::new("committed_offset", Int64, true),
         Field::new("leader_epoch", Int32, true),
         Field::new("metadata", Utf8, true),
@@ -938,6 +939,7 @@ struct Columns {
     topic: Utf8,
     key_partition: Primitive<i32>,
     member_id: Utf8,
+    regular_expression: Utf8,
     committed_offset: Primitive<i64>,
     leader_epoch: Primitive<i32>,
     metadata: Utf8,
@@ -975,6 +977,7 @@ impl Columns {
             topic: Utf8::new(),
             key_partition: Primitive::new(),
             member_id: Utf8::new(),
+            regular_expression: Utf8::new(),
             committed_offset: Primitive::new(),
             leader_epoch: Primitive::new(),
             metadata: Utf8::new(),
@@ -1036,6 +1039,9 @@ impl Columns {
                 self.group.set(row, &k.group_id);
                 if let Some(member_id) = &k.member_id {
                     self.member_id.set(row, member_id);
+                }
+                if let Some(regular_expression) = &k.regular_expression {
+                    self.regular_expression.set(row, regular_expression);
                 }
             }
             KeyRef::Opaque { data, .. } => self.raw_key.set(row, data),
@@ -1140,6 +1146,8 @@ impl Columns {
         self.key_partition
             .append(rows, other.key_partition, other_rows);
         self.member_id.append(rows, other.member_id, other_rows);
+        self.regular_expression
+            .append(rows, other.regular_expression, other_rows);
         self.committed_offset
             .append(rows, other.committed_offset, other_rows);
         self.leader_epoch
@@ -1199,6 +1207,7 @@ impl Columns {
             self.topic.finish(rows)?,
             self.key_partition.finish::<Int32Type>(rows),
             self.member_id.finish(rows)?,
+            self.regular_expression.finish(rows)?,
             self.committed_offset.finish::<Int64Type>(rows),
             self.leader_epoch.finish::<Int32Type>(rows),
             self.metadata.finish(rows)?,
@@ -1340,6 +1349,7 @@ impl Reserve for Columns {
         self.topic.reserve(factor);
         self.key_partition.reserve(factor);
         self.member_id.reserve(factor);
+        self.regular_expression.reserve(factor);
         self.committed_offset.reserve(factor);
         self.leader_epoch.reserve(factor);
         self.metadata.reserve(factor);
