@@ -22,6 +22,7 @@ from kafka.record.memory_records import MemoryRecords
 from offsets_logs import every_kind
 
 from groupcoord import codec
+from groupcoord.storage.partition import partition_of_directory
 from groupcoord.codec import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
@@ -90,6 +91,31 @@ def test_segment_vector_decodes_with_markers(tmp_path: Path) -> None:
     batches = codec.read_segment(path)
     assert [b.position for b in batches] == [0, 133, 241, 374]
     assert [b.crc for b in batches] == [0xE0BAB9C8, 0x2DD69BC5, 0x7D7ACA80, 0xBCDD3469]
+
+
+@pytest.mark.parametrize(("directory", "partition"), [
+    ("__consumer_offsets-17", 17), ("__consumer_offsets-0", 0), ("backup-2024-06-01", -1),
+    ("orders-3", -1), ("__consumer_offsets--3", -1), ("__consumer_offsets-", -1),
+    ("__consumer_offsets-3.abc-delete", -1),
+])
+def test_a_segment_takes_its_partition_from_its_directory_name_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, directory: str, partition: int,
+) -> None:
+    """As the Spark source and ``inspect`` name partitions (``partition_of_directory``), from
+    an absolute path or one relative to the working directory."""
+    (tmp_path / directory / "sub").mkdir(parents=True)
+    (tmp_path / directory / "00000000000000000000.log").write_bytes(SEGMENT)
+    readers = [codec.decode_segment, lambda p: list(codec.iter_segment(p)),
+               lambda p: codec.decode_segment_arrow(p).column("partition").to_pylist()]
+    monkeypatch.chdir(tmp_path / directory / "sub")
+    for path in (tmp_path / directory / "00000000000000000000.log", Path("../00000000000000000000.log")):
+        for read in readers:
+            rows = read(path)
+            got = {r if isinstance(r, int) else r.partition for r in rows}
+            assert got == {partition}, (path, read)
+    monkeypatch.chdir(tmp_path / directory)
+    assert {r.partition for r in codec.decode_segment("00000000000000000000.log")} == {partition}
+    assert partition_of_directory(tmp_path / directory) == partition
 
 
 @pytest.mark.parametrize(("key", "value", "control"), [

@@ -2142,13 +2142,31 @@ fn read_file(path: &std::path::Path) -> PyResult<Vec<u8>> {
     })
 }
 
-/// The partition number of a `__consumer_offsets-N` directory holding `path`, else -1.
+/// The partition number of a `__consumer_offsets-N` directory holding `path`, else -1. A
+/// relative path is taken from the working directory, `..` undoing the component before it
+/// (symbolic links are not followed: the directory is the one named).
 fn partition_of(path: &std::path::Path) -> i32 {
-    path.parent()
+    use std::path::Component;
+    let Ok(absolute) = std::path::absolute(path) else {
+        return -1;
+    };
+    let mut named = PathBuf::new();
+    for component in absolute.components() {
+        match component {
+            Component::ParentDir => {
+                named.pop();
+            }
+            Component::CurDir => {}
+            other => named.push(other),
+        }
+    }
+    named
+        .parent()
         .and_then(|dir| dir.file_name())
         .and_then(|name| name.to_str())
-        .and_then(|name| name.rsplit_once('-'))
-        .and_then(|(_, n)| n.parse().ok())
+        .and_then(|name| name.strip_prefix("__consumer_offsets-"))
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|n| n.parse().ok())
         .unwrap_or(-1)
 }
 
