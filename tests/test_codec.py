@@ -8,6 +8,8 @@ import gzip
 import multiprocessing
 import os
 import pickle
+import subprocess
+import sys
 import tracemalloc
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -167,6 +169,30 @@ def test_iterating_gives_the_records_of_the_whole_decode(tmp_path: Path) -> None
     assert [(r.partition, r.offset, r.control) for r in from_file] == [
         (17, 0, None), (17, 1, None), (17, 2, None), (17, 3, "commit")
     ]
+
+
+@pytest.mark.parametrize("reader", ["decode_segment", "read_segment", "decode_segment_arrow",
+                                    "iter_segment", "iter_segment_batches"])
+def test_reading_a_segment_lets_other_threads_run(tmp_path: Path, reader: str) -> None:
+    """A segment that is a pipe is read while another thread writes it: the reader lets go of
+    the interpreter while it waits. In a child process, so that a reader that holds on cannot
+    hang the test run."""
+    fifo = tmp_path / "00000000000000000000.log"
+    os.mkfifo(fifo)
+    child = f"""
+import threading
+from groupcoord import codec
+out = []
+reading = threading.Thread(target=lambda: out.append(codec.{reader}({str(fifo)!r})))
+reading.start()
+with open({str(fifo)!r}, "wb") as pipe:
+    pipe.write(bytes.fromhex({SEGMENT.hex()!r}))
+reading.join()
+print(out[0].num_rows if hasattr(out[0], "num_rows") else len(list(out[0])))
+"""
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) == 4, "the segment's four records, or batches"
 
 
 def test_iterating_a_corrupt_log_gives_the_valid_prefix_first(tmp_path: Path) -> None:

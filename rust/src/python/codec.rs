@@ -2132,8 +2132,10 @@ fn end_of_log<T>(
     }
 }
 
-fn read_file(path: &std::path::Path) -> PyResult<Vec<u8>> {
-    std::fs::read(path).map_err(|source| {
+/// A segment file's bytes, read with the thread detached from the interpreter: other threads
+/// run, and a slow disk or a pipe holds up only this one.
+fn read_file(py: Python<'_>, path: &std::path::Path) -> PyResult<Vec<u8>> {
+    py.detach(|| std::fs::read(path)).map_err(|source| {
         Error::Io {
             path: path.display().to_string(),
             source,
@@ -2208,7 +2210,7 @@ fn read_segment<'py>(
     path: PathBuf,
     stop_at_corruption: bool,
 ) -> PyResult<Bound<'py, PyList>> {
-    let data = read_file(&path)?;
+    let data = read_file(py, &path)?;
     let parsed = py.detach(|| batch::read_batches(&data, 0));
     batches_to_py(py, parsed, stop_at_corruption).map_err(|e| with_path(py, e, &path))
 }
@@ -2491,7 +2493,7 @@ fn decode_segment<'py>(
     partition: Option<i32>,
     stop_at_corruption: bool,
 ) -> PyResult<Bound<'py, PyList>> {
-    let data = read_file(&path)?;
+    let data = read_file(py, &path)?;
     let partition = partition.unwrap_or_else(|| partition_of(&path));
     log_to_py(py, &data, 0, partition, stop_at_corruption).map_err(|e| with_path(py, e, &path))
 }
@@ -2521,11 +2523,12 @@ fn iter_records(
 #[pyfunction]
 #[pyo3(signature = (path, *, partition = None, stop_at_corruption = false))]
 fn iter_segment(
+    py: Python<'_>,
     path: PathBuf,
     partition: Option<i32>,
     stop_at_corruption: bool,
 ) -> PyResult<RecordIterator> {
-    let data = OwnedInput::Owned(read_file(&path)?);
+    let data = OwnedInput::Owned(read_file(py, &path)?);
     let partition = partition.unwrap_or_else(|| partition_of(&path));
     Ok(RecordIterator::new(
         data,
@@ -2555,8 +2558,12 @@ fn iter_batches(
 /// `iter_batches` of a segment file, read whole when called.
 #[pyfunction]
 #[pyo3(signature = (path, *, stop_at_corruption = false))]
-fn iter_segment_batches(path: PathBuf, stop_at_corruption: bool) -> PyResult<BatchIterator> {
-    let data = OwnedInput::Owned(read_file(&path)?);
+fn iter_segment_batches(
+    py: Python<'_>,
+    path: PathBuf,
+    stop_at_corruption: bool,
+) -> PyResult<BatchIterator> {
+    let data = OwnedInput::Owned(read_file(py, &path)?);
     Ok(BatchIterator::new(data, Some(path), 0, stop_at_corruption))
 }
 
@@ -2622,7 +2629,7 @@ fn decode_segment_arrow<'py>(
     stop_at_corruption: bool,
     threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let data = read_file(&path)?;
+    let data = read_file(py, &path)?;
     let partition = partition.unwrap_or_else(|| partition_of(&path));
     log_to_arrow(py, &data, 0, partition, stop_at_corruption, threads)
         .map_err(|e| with_path(py, e, &path))
