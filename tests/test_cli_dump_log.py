@@ -92,6 +92,17 @@ def test_no_decode_prints_batches(tmp_path: Path) -> None:
     assert [b["position"] for b in batches] == [0, 133, 241, 374]
     assert batches[3]["is_control"] and batches[0]["compression"] == "none"
     assert base64.b64decode(batches[0]["records"][0]["key"])[:2] == b"\x00\x01"
+    assert [b["delete_horizon_ms"] for b in batches] == [None] * 4
+
+
+def test_no_decode_prints_a_cleaned_batch_delete_horizon(tmp_path: Path) -> None:
+    """As Kafka's DumpLogSegments prints ``deleteHorizonMs``: the base timestamp of a batch
+    the cleaner marked, not a timestamp of its records."""
+    cleaned = codec.write_records([(5, 1_000, b"k", None)], base_offset=5, delete_horizon_ms=86_400_000)
+    result = run("--no-decode", str(segment_dir(tmp_path, cleaned)))
+    [batch] = [json.loads(line) for line in result.stdout.splitlines()]
+    assert batch["delete_horizon_ms"] == batch["base_timestamp"] == 86_400_000
+    assert batch["records"][0]["timestamp"] == 1_000
 
 
 def test_truncated_file_prints_what_is_valid_then_fails(tmp_path: Path) -> None:

@@ -423,6 +423,10 @@ class RecordBatch:
     @property
     def crc(self) -> int: ...
     @property
+    def delete_horizon_ms(self) -> int | None:
+        """When the log cleaner may drop the batch's tombstones and transaction markers: the
+        base timestamp of a batch the cleaner marked (attribute bit 6), else None."""
+    @property
     def records(self) -> list[Record]:
         """A new list on every access: changing it leaves the batch as it is."""
 

@@ -82,6 +82,7 @@ def batch_json(path: str, batch: codec.RecordBatch) -> Any:
         "position", "size", "base_offset", "last_offset", "magic", "compression",
         "timestamp_type", "base_timestamp", "max_timestamp", "producer_id", "producer_epoch",
         "base_sequence", "partition_leader_epoch", "is_transactional", "is_control", "crc",
+        "delete_horizon_ms",
     )
     out: dict[str, Any] = {"file": path}
     out.update({f: getattr(batch, f) for f in fields})

@@ -1393,6 +1393,8 @@ pub struct RecordBatch {
     is_control: bool,
     #[pyo3(get)]
     crc: u32,
+    #[pyo3(get)]
+    delete_horizon_ms: Option<i64>,
     records: Py<PyTuple>,
 }
 
@@ -1417,6 +1419,7 @@ impl RecordBatch {
             self.is_transactional,
             self.is_control,
             self.crc,
+            self.delete_horizon_ms,
             &self.records,
         );
         (header, rest).into_pyobject(py)
@@ -1459,12 +1462,13 @@ impl RecordBatch {
             i16,
             i32,
         ),
-        rest: (i32, bool, bool, u32, Bound<'_, PyTuple>),
+        rest: (i32, bool, bool, u32, Option<i64>, Bound<'_, PyTuple>),
     ) -> PyResult<Self> {
         let (position, size, base_offset, last_offset, magic, compression, timestamp_type) = (
             header.0, header.1, header.2, header.3, header.4, header.5, header.6,
         );
-        let (partition_leader_epoch, is_transactional, is_control, crc, records) = rest;
+        let (partition_leader_epoch, is_transactional, is_control, crc, delete_horizon_ms, records) =
+            rest;
         let compression = Compression::from_name(&compression)
             .ok_or_else(|| PyValueError::new_err(format!("unknown compression {compression:?}")))?;
         let timestamp_type = match timestamp_type.as_str() {
@@ -1496,6 +1500,7 @@ impl RecordBatch {
             is_transactional,
             is_control,
             crc,
+            delete_horizon_ms,
             records: records.unbind(),
         })
     }
@@ -1553,6 +1558,7 @@ fn batch_to_py(py: Python<'_>, b: Batch) -> PyResult<RecordBatch> {
         is_transactional: b.is_transactional,
         is_control: b.is_control,
         crc: b.crc,
+        delete_horizon_ms: b.has_delete_horizon.then_some(b.base_timestamp),
         records: records.unbind(),
     })
 }
