@@ -481,6 +481,9 @@ class BatchIterator:
     def __next__(self) -> RecordBatch: ...
 
 _Buffer: TypeAlias = bytes | bytearray | memoryview
+"""A log buffer. ``bytes`` is read where it lies; any other buffer (``bytearray``, a
+``memoryview``, an ``mmap`` of a segment) is copied first, so it takes its size again in
+memory: pass ``bytes``, or a path to the ``*_segment`` readers."""
 
 def read_batches(
     data: _Buffer, *, position: int = 0, stop_at_corruption: bool = False
