@@ -1464,9 +1464,20 @@ impl RecordBatch {
         ),
         rest: (i32, bool, bool, u32, Option<i64>, Bound<'_, PyTuple>),
     ) -> PyResult<Self> {
-        let (position, size, base_offset, last_offset, magic, compression, timestamp_type) = (
-            header.0, header.1, header.2, header.3, header.4, header.5, header.6,
-        );
+        let (
+            position,
+            size,
+            base_offset,
+            last_offset,
+            magic,
+            compression,
+            timestamp_type,
+            base_timestamp,
+            max_timestamp,
+            producer_id,
+            producer_epoch,
+            base_sequence,
+        ) = header;
         let (partition_leader_epoch, is_transactional, is_control, crc, delete_horizon_ms, records) =
             rest;
         let compression = Compression::from_name(&compression)
@@ -1491,11 +1502,11 @@ impl RecordBatch {
             magic,
             compression: compression.name(),
             timestamp_type,
-            base_timestamp: header.7,
-            max_timestamp: header.8,
-            producer_id: header.9,
-            producer_epoch: header.10,
-            base_sequence: header.11,
+            base_timestamp,
+            max_timestamp,
+            producer_id,
+            producer_epoch,
+            base_sequence,
             partition_leader_epoch,
             is_transactional,
             is_control,
