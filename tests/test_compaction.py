@@ -15,7 +15,7 @@ from groupcoord import codec
 from groupcoord.codec import GroupMetadataKey, GroupMetadataValue, OffsetCommitKey, OffsetCommitValue
 from groupcoord.compaction import Compactor, compact, compacted_state
 
-from offsets_logs import LogBuilder, encoded, every_kind
+from offsets_logs import CONSUMER_GROUP_RECORDS, LogBuilder, encoded, every_kind
 from replayed_state import compacted_view, coordinator_view, latest_other_records, load_bytes
 
 
@@ -84,7 +84,7 @@ def test_key_types_0_and_1_are_one_key_and_partitions_are_separate() -> None:
 def test_each_regular_expression_of_a_group_is_a_key_of_its_own() -> None:
     """Type-16 keys are (group, regular expression), as in Kafka: one group's regexes live
     side by side, and a tombstone removes only its own."""
-    regex_value = bytes.fromhex("0000" "02" "0274" "0000000000000001" "000000000000000a" "00")
+    regex_value = next(bytes.fromhex(v) for k, v in CONSUMER_GROUP_RECORDS if k.record_type == 16)
     log = LogBuilder()
     log.write([(codec.encode_key(codec.ConsumerGroupKey(16, "cg", regular_expression=r)), regex_value)
                for r in ("a.*", "b.*", "c.*")])
