@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import gzip
+import json
 import multiprocessing
 import os
 import pickle
@@ -597,6 +598,36 @@ def test_unknown_types_pass_through_opaque() -> None:
     assert codec.encode_key(key) == bytes.fromhex("0009000567726f7570")
     with pytest.raises(codec.UnsupportedVersionError):
         codec.encode_value(OffsetCommitValue(1, version=5))
+
+
+def test_unknown_types_with_values_shorter_than_a_version_pass_through(tmp_path: Path) -> None:
+    """Kafka skips a record of an unknown type unread, whatever its value holds; every reader
+    here hands it on as an opaque value without a version instead of stopping."""
+    key = bytes.fromhex("0009000567726f7570")
+    log = codec.write_batch([(key, b""), (key, b"\x07"), (key, bytes.fromhex("0001ab"))],
+                            base_offset=0, timestamp=1)
+    expected = [OpaqueValue(9, None, b""), OpaqueValue(9, None, b"\x07"), OpaqueValue(9, 1, b"\xab")]
+    assert [r.value for r in codec.decode_records(log)] == expected
+    assert [r.value for r in codec.iter_records(log)] == expected
+    for value, (_, raw) in zip(expected, [(key, b""), (key, b"\x07"), (key, bytes.fromhex("0001ab"))]):
+        assert codec.decode_value(codec.decode_key(key), raw) == value
+        assert codec.encode_value(value) == raw
+        assert pickle.loads(pickle.dumps(value)) == value
+    rows = codec.decode_arrow(log).to_pylist()
+    assert [(r["value_version"], r["raw_value"], r["is_tombstone"]) for r in rows] == [
+        (None, b"", False), (None, b"\x07", False), (1, b"\xab", False)]
+    segment = tmp_path / "00000000000000000000.log"
+    segment.write_bytes(log)
+    dumped = subprocess.run([sys.executable, "-m", "groupcoord.cli", "dump-log", str(segment)],
+                            capture_output=True, text=True, timeout=60, check=True)
+    values = [json.loads(line)["value"] for line in dumped.stdout.splitlines()]
+    assert values == [{"record_type": 9, "version": None, "data": ""},
+                      {"record_type": 9, "version": None, "data": "Bw=="},
+                      {"record_type": 9, "version": 1, "data": "qw=="}]
+    with pytest.raises(ValueError, match="without a version"):
+        OpaqueValue(9, None, b"\x00\x01")
+    with pytest.raises(codec.CorruptRecordError):
+        codec.decode_value(codec.OffsetCommitKey("g", "t", 0), b"\x00")
 
 
 # --- round trips ----------------------------------------------------------------------------

@@ -262,13 +262,19 @@ class GroupMetadataValue:
 
 @final
 class OpaqueValue:
-    """A value of a record type, or a value version, this codec does not decode."""
+    """A value of a record type, or a value version, this codec does not decode.
 
-    def __new__(cls, record_type: int, version: int, data: bytes) -> Self: ...
+    ``data`` is the value's bytes after its version. A value of an unknown record type that is
+    shorter than a version (two bytes) still decodes, as Kafka skips such records unread: its
+    ``version`` is None and ``data`` is the whole value. The constructor refuses ``version=None``
+    with two bytes or more, which would read back as a version and its data.
+    """
+
+    def __new__(cls, record_type: int, version: int | None, data: bytes) -> Self: ...
     @property
     def record_type(self) -> int: ...
     @property
-    def version(self) -> int: ...
+    def version(self) -> int | None: ...
     @property
     def data(self) -> bytes: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -630,7 +636,7 @@ def decode_arrow(
     ``batch_position``, ``producer_id``, ``producer_epoch``, ``is_transactional``,
     ``is_tombstone``; ``control`` for control records (as ``OffsetsRecord.control``);
     ``record_type`` for data records, ``value_version`` for those with a value (null for
-    tombstones). Keys: ``group`` (``group_id`` for the consumer-group types), ``topic``,
+    tombstones, and for a value of an unknown type shorter than a version). Keys: ``group`` (``group_id`` for the consumer-group types), ``topic``,
     ``key_partition``, ``member_id`` (types 5, 7, 8), ``regular_expression`` (type 16). Offset
     commits:
     ``committed_offset``, ``leader_epoch``, ``metadata``, ``commit_timestamp``,

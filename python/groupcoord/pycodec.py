@@ -88,9 +88,11 @@ def decode_key(data: bytes) -> dict[str, Any]:
 def decode_value(key: dict[str, Any], data: bytes | None) -> dict[str, Any] | None:
     if data is None:
         return None
+    record_type = key["record_type"]
+    if record_type not in (0, 1, 2) and len(data) < 2:
+        return {"record_type": record_type, "version": None, "data": data}
     r = _Reader(data)
     version = r.i16()
-    record_type = key["record_type"]
     if record_type in (0, 1) and 0 <= version <= 4:
         flexible = version >= 4
         value: dict[str, Any] = {"version": version, "offset": r.i64(), "leader_epoch": -1}

@@ -9,7 +9,7 @@
 //! | producer_epoch | int16 | every row |
 //! | is_transactional, is_tombstone | bool | every row |
 //! | control | utf8 | control records: "commit" / "abort", or Kafka's name of another control type (`log::Control::name`) |
-//! | record_type, value_version | int16 | data records (value_version: not tombstones) |
+//! | record_type, value_version | int16 | data records (value_version: not tombstones, nor a value of an unknown type shorter than 2 bytes) |
 //! | group, topic, key_partition, member_id, regular_expression | utf8 / int32 | keys (group_id for types 3-8, 16; regular_expression for type 16) |
 //! | committed_offset, leader_epoch, metadata, commit_timestamp, expire_timestamp | | offset commits |
 //! | protocol_type, generation, protocol, leader, current_state_timestamp | | group metadata |
@@ -1047,7 +1047,9 @@ impl Columns {
             KeyRef::Opaque { data, .. } => self.raw_key.set(row, data),
         }
         let Some(value) = value else { return };
-        self.value_version.set(row, value.version());
+        if let Some(version) = value.version() {
+            self.value_version.set(row, version);
+        }
         match value {
             ValueRef::OffsetCommit(v) => {
                 self.committed_offset.set(row, v.offset);

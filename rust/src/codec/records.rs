@@ -84,7 +84,9 @@ pub struct GroupMetadataValue {
     pub version: i16,
 }
 
-/// A value of a record type, or a value version, this codec does not decode.
+/// A value of a record type, or a value version, this codec does not decode: the bytes after
+/// its version. A value of an unknown record type shorter than a version (Kafka skips such
+/// records unread) has no version, and `data` is the whole value.
 #[cfg_attr(
     feature = "python",
     pyo3::pyclass(frozen, eq, hash, from_py_object, module = "groupcoord._native")
@@ -92,7 +94,7 @@ pub struct GroupMetadataValue {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OpaqueValue {
     pub record_type: i16,
-    pub version: i16,
+    pub version: Option<i16>,
     pub data: Vec<u8>,
 }
 
@@ -379,17 +381,17 @@ pub enum ValueRef<'a> {
     ConsumerGroup(ConsumerGroupValue),
     Opaque {
         record_type: i16,
-        version: i16,
+        version: Option<i16>,
         data: &'a [u8],
     },
 }
 
 impl ValueRef<'_> {
-    pub fn version(&self) -> i16 {
+    pub fn version(&self) -> Option<i16> {
         match self {
-            ValueRef::OffsetCommit(v) => v.version,
-            ValueRef::GroupMetadata(v) => v.version,
-            ValueRef::ConsumerGroup(v) => v.version,
+            ValueRef::OffsetCommit(v) => Some(v.version),
+            ValueRef::GroupMetadata(v) => Some(v.version),
+            ValueRef::ConsumerGroup(v) => Some(v.version),
             ValueRef::Opaque { version, .. } => *version,
         }
     }
@@ -511,6 +513,15 @@ pub fn decode_value_ref(
 ) -> Result<Option<ValueRef<'_>>> {
     let Some(data) = data else { return Ok(None) };
     let mut r = Reader::new(data, position);
+    if let ValueKind::Opaque(record_type) = kind {
+        if r.remaining() < 2 {
+            return Ok(Some(ValueRef::Opaque {
+                record_type,
+                version: None,
+                data: r.rest(),
+            }));
+        }
+    }
     let version = r.i16()?;
     let value = match kind {
         ValueKind::OffsetCommit(_) if (0..=OFFSET_COMMIT_VALUE_MAX).contains(&version) => {
@@ -529,14 +540,14 @@ pub fn decode_value_ref(
                 }),
                 None => ValueRef::Opaque {
                     record_type,
-                    version,
+                    version: Some(version),
                     data: r.rest(),
                 },
             }
         }
         kind => ValueRef::Opaque {
             record_type: kind.record_type(),
-            version,
+            version: Some(version),
             data: r.rest(),
         },
     };
@@ -728,7 +739,9 @@ pub fn encode_value(value: &Value) -> Result<Vec<u8>> {
             consumer_group::encode_struct(&mut out, fields, &v.fields)?;
         }
         Value::Opaque(v) => {
-            out.put_i16(v.version);
+            if let Some(version) = v.version {
+                out.put_i16(version);
+            }
             out.extend_from_slice(&v.data);
         }
     }
@@ -1209,10 +1222,22 @@ mod tests {
             value,
             Some(Value::Opaque(OpaqueValue {
                 record_type: 9,
-                version: 0,
+                version: Some(0),
                 data: hex("0000000a00")
             }))
         );
+        for short in [hex(""), hex("07")] {
+            let value = decode_value(&key, Some(&short), 0).unwrap().unwrap();
+            assert_eq!(
+                value,
+                Value::Opaque(OpaqueValue {
+                    record_type: 9,
+                    version: None,
+                    data: short.clone()
+                })
+            );
+            assert_eq!(encode_value(&value).unwrap(), short);
+        }
         let okey = Key::OffsetCommit(OffsetCommitKey {
             group: "g".into(),
             topic: "t".into(),
@@ -1223,6 +1248,8 @@ mod tests {
             decode_value(&okey, Some(&hex("0009 01")), 0).unwrap(),
             Some(Value::Opaque(_))
         ));
+        let short = decode_value(&okey, Some(&hex("00")), 0).unwrap_err();
+        assert!(matches!(short, Error::Truncated { .. }), "{short}");
         assert!(encode_value(&Value::OffsetCommit(OffsetCommitValue {
             offset: 0,
             metadata: String::new(),

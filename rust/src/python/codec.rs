@@ -909,12 +909,20 @@ impl RecordObjects {
 #[pymethods]
 impl OpaqueValue {
     #[new]
-    fn py_new(record_type: i16, version: i16, data: Vec<u8>) -> Self {
-        OpaqueValue {
+    fn py_new(record_type: i16, version: Option<i16>, data: Vec<u8>) -> PyResult<Self> {
+        if version.is_none() && data.len() >= 2 {
+            return Err(Error::InvalidArgument(format!(
+                "an OpaqueValue without a version holds the whole value, shorter than 2 bytes; \
+                 {} bytes would be read back as a version and its data",
+                data.len()
+            ))
+            .into());
+        }
+        Ok(OpaqueValue {
             record_type,
             version,
             data,
-        }
+        })
     }
 
     #[getter]
@@ -922,7 +930,7 @@ impl OpaqueValue {
         self.record_type
     }
     #[getter]
-    fn version(&self) -> i16 {
+    fn version(&self) -> Option<i16> {
         self.version
     }
     #[getter]
@@ -941,7 +949,7 @@ impl OpaqueValue {
         format!(
             "OpaqueValue(record_type={}, version={}, data=<{} bytes>)",
             self.record_type,
-            self.version,
+            self.version.map_or("None".to_owned(), |v| v.to_string()),
             self.data.len()
         )
     }
