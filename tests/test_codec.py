@@ -637,6 +637,15 @@ int32 = st.integers(-(2**31), 2**31 - 1)
 int64 = st.integers(-(2**63), 2**63 - 1)
 
 
+def unknown_tags(draw: st.DrawFn, version: int) -> list[tuple[int, bytes]]:
+    """Tagged fields Kafka's schemas do not declare, which only version 4 can hold: strictly
+    increasing tags, as Kafka's writers require."""
+    if version < 4:
+        return []
+    tags = sorted(draw(st.sets(st.integers(0, 2**31 - 1), max_size=3)))
+    return [(tag, draw(st.binary(max_size=8))) for tag in tags]
+
+
 @st.composite
 def offset_values(draw: st.DrawFn) -> OffsetCommitValue:
     version = draw(st.integers(0, 4))
@@ -647,6 +656,7 @@ def offset_values(draw: st.DrawFn) -> OffsetCommitValue:
         leader_epoch=draw(int32) if version >= 3 else -1,
         expire_timestamp=draw(int64) if version == 1 else -1,
         version=version,
+        unknown_tagged_fields=unknown_tags(draw, version),
     )
 
 
@@ -666,6 +676,7 @@ def group_values(draw: st.DrawFn) -> GroupMetadataValue:
                 session_timeout=session,
                 subscription=draw(st.binary(max_size=30)),
                 assignment=draw(st.binary(max_size=30)),
+                unknown_tagged_fields=unknown_tags(draw, version),
             )
         )
     return GroupMetadataValue(
@@ -676,6 +687,7 @@ def group_values(draw: st.DrawFn) -> GroupMetadataValue:
         current_state_timestamp=draw(int64) if version >= 2 else -1,
         members=members,
         version=version,
+        unknown_tagged_fields=unknown_tags(draw, version),
     )
 
 
@@ -692,6 +704,61 @@ def test_offset_commit_round_trip_every_version(
 def test_group_metadata_round_trip_every_version(value: GroupMetadataValue, group: str) -> None:
     key = GroupMetadataKey(group)
     assert codec.decode_value(key, codec.encode_value(value)) == value
+
+
+def test_unknown_tagged_fields_are_kept_and_written_back(tmp_path: Path) -> None:
+    """A later Kafka adds tagged fields to these records (KIP-915); Kafka's own classes keep
+    the ones they do not know and write them back, and so does this codec."""
+    commit = bytes.fromhex("0004 0000000000000064 0000000a 05 6d657461 00000000000004d2"
+                           " 02 07 02 abcd ac02 00")
+    key = OffsetCommitKey("g", "t", 1)
+    value = codec.decode_value(key, commit)
+    assert isinstance(value, OffsetCommitValue)
+    assert (value.offset, value.metadata) == (100, "meta")
+    assert value.unknown_tagged_fields == ((7, b"\xab\xcd"), (300, b""))
+    assert codec.encode_value(value) == commit
+    assert pickle.loads(pickle.dumps(value)) == value and copy.deepcopy(value) == value
+    assert value != OffsetCommitValue(100, "meta", 1234, 10, -1, 4)
+    assert "unknown_tagged_fields=((7, b'\\xab\\xcd'), (300, b''))" in repr(value)
+    assert value.to_dict()["unknown_tagged_fields"] == [{"tag": 7, "data": b"\xab\xcd"},
+                                                        {"tag": 300, "data": b""}]
+    assert "unknown_tagged_fields" not in OffsetCommitValue(1, version=4).to_dict()
+
+    member = MemberMetadata("m1", None, "c", "h", 30000, 10000, b"", b"", [(0, b"")])
+    group = GroupMetadataValue("consumer", 1, "range", "m1", 5, [member], 4, [(1, b"\x01\x02\x03")])
+    encoded = codec.encode_value(group)
+    assert encoded.endswith(bytes.fromhex("01 01 01 00 00" "01 01 03 010203"))
+    decoded = codec.decode_value(GroupMetadataKey("g"), encoded)
+    assert isinstance(decoded, GroupMetadataValue)
+    assert decoded == group and decoded.members[0].unknown_tagged_fields == ((0, b""),)
+
+    log = codec.write_batch([(codec.encode_key(key), commit)], base_offset=0, timestamp=1, compression="gzip")
+    (record,) = codec.decode_records(log)
+    assert record.value == value
+    (row,) = codec.decode_arrow(log).to_pylist()
+    assert (row["committed_offset"], row["metadata"]) == (100, "meta")
+    segment = tmp_path / "00000000000000000000.log"
+    segment.write_bytes(log)
+    dumped = subprocess.run([sys.executable, "-m", "groupcoord.cli", "dump-log", str(segment)],
+                            capture_output=True, text=True, timeout=60, check=True)
+    assert json.loads(dumped.stdout)["value"]["unknown_tagged_fields"] == [
+        {"tag": 7, "data": "q80="}, {"tag": 300, "data": ""}]
+
+    # A consumer-group value (type 3) with its two known tags and an unknown tag 9.
+    cg = bytes.fromhex("0000 0000000a 03 00 08 0000000000000007 01 08 00000000000003e8 09 01 ff")
+    cg_value = codec.decode_value(codec.decode_key(bytes.fromhex("0003000567726f7570")), cg)
+    assert isinstance(cg_value, codec.ConsumerGroupValue)
+    assert cg_value.fields == {"epoch": 10, "metadata_hash": 7, "creation_time_ms": 1000,
+                               "unknown_tagged_fields": [{"tag": 9, "data": b"\xff"}]}
+    assert codec.encode_value(cg_value) == cg
+    assert pickle.loads(pickle.dumps(cg_value)) == cg_value
+
+    with pytest.raises(ValueError, match="strictly increasing"):
+        codec.encode_value(OffsetCommitValue(1, version=4, unknown_tagged_fields=[(3, b""), (3, b"")]))
+    with pytest.raises(codec.UnsupportedVersionError, match="has no tagged fields"):
+        codec.encode_value(OffsetCommitValue(1, version=3, unknown_tagged_fields=[(3, b"")]))
+    with pytest.raises(TypeError, match="sequence of \\(tag, bytes\\) pairs"):
+        OffsetCommitValue(1, unknown_tagged_fields=[("x", b"")])  # type: ignore[list-item]
 
 
 topic_partitions = st.lists(st.tuples(names, st.lists(int32, max_size=5)), max_size=4)

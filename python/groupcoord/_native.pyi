@@ -171,7 +171,7 @@ class OffsetCommitValue:
     """A committed offset, OffsetCommitValue versions 0 to 4 (brokers write 3; 4 is flexible).
 
     ``leader_epoch`` exists from version 3, ``expire_timestamp`` only in version 1; absent
-    fields read as -1.
+    fields read as -1. ``unknown_tagged_fields``: see ``GroupMetadataValue``.
     """
 
     def __new__(
@@ -182,6 +182,7 @@ class OffsetCommitValue:
         leader_epoch: int = -1,
         expire_timestamp: int = -1,
         version: int = 3,
+        unknown_tagged_fields: Sequence[tuple[int, bytes]] = (),
     ) -> Self: ...
     @property
     def offset(self) -> int: ...
@@ -195,11 +196,14 @@ class OffsetCommitValue:
     def expire_timestamp(self) -> int: ...
     @property
     def version(self) -> int: ...
+    @property
+    def unknown_tagged_fields(self) -> tuple[tuple[int, bytes], ...]: ...
     def to_dict(self) -> dict[str, Any]: ...
 
 @final
 class MemberMetadata:
-    """One member of a classic group, as stored in GroupMetadataValue."""
+    """One member of a classic group, as stored in GroupMetadataValue.
+    ``unknown_tagged_fields``: see ``GroupMetadataValue``."""
 
     def __new__(
         cls,
@@ -211,6 +215,7 @@ class MemberMetadata:
         session_timeout: int,
         subscription: bytes,
         assignment: bytes,
+        unknown_tagged_fields: Sequence[tuple[int, bytes]] = (),
     ) -> Self: ...
     @property
     def member_id(self) -> str: ...
@@ -228,11 +233,22 @@ class MemberMetadata:
     def subscription(self) -> bytes: ...
     @property
     def assignment(self) -> bytes: ...
+    @property
+    def unknown_tagged_fields(self) -> tuple[tuple[int, bytes], ...]: ...
     def to_dict(self) -> dict[str, Any]: ...
 
 @final
 class GroupMetadataValue:
-    """A classic group's metadata, GroupMetadataValue versions 0 to 4 (brokers write 3)."""
+    """A classic group's metadata, GroupMetadataValue versions 0 to 4 (brokers write 3).
+
+    ``unknown_tagged_fields`` (here, on each member and on ``OffsetCommitValue``): the tagged
+    fields of a version-4 struct that Kafka's schema does not declare (a later Kafka may add
+    some; KIP-915 evolves these records that way), as ``(tag, bytes)`` in the order read.
+    Decoding keeps them and encoding writes them back, as Kafka's own classes do: encoding
+    refuses them unless their tags strictly increase, and at a version before 4, which has no
+    tagged fields. ``to_dict`` lists them as ``{"tag", "data"}`` only when there are any. The
+    Arrow rows leave them out.
+    """
 
     def __new__(
         cls,
@@ -243,6 +259,7 @@ class GroupMetadataValue:
         current_state_timestamp: int = -1,
         members: list[MemberMetadata] = ...,
         version: int = 3,
+        unknown_tagged_fields: Sequence[tuple[int, bytes]] = (),
     ) -> Self: ...
     @property
     def protocol_type(self) -> str: ...
@@ -258,6 +275,8 @@ class GroupMetadataValue:
     def members(self) -> list[MemberMetadata]: ...
     @property
     def version(self) -> int: ...
+    @property
+    def unknown_tagged_fields(self) -> tuple[tuple[int, bytes], ...]: ...
     def to_dict(self) -> dict[str, Any]: ...
 
 @final
@@ -362,7 +381,9 @@ class ConsumerGroupValue:
     @property
     def fields(self) -> dict[str, Any]:
         """The decoded fields (snake_case names; uuids as Kafka's base64url strings; absent
-        tagged fields None)."""
+        tagged fields None). A struct holding tagged fields its schema does not declare has
+        one more entry, ``unknown_tagged_fields``: a list of ``{"tag", "data"}``, written
+        back by ``encode_value`` in tag order among the known ones."""
     def to_dict(self) -> dict[str, Any]: ...
 
 _Key: TypeAlias = OffsetCommitKey | GroupMetadataKey | ConsumerGroupKey | OpaqueKey

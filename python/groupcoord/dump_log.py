@@ -11,7 +11,9 @@ Like Kafka's ``kafka-dump-log --offsets-decoder``, from our codec. Each line hol
 - ``key`` and ``value``: the decoded key and value (``value`` is ``null`` for a tombstone),
   bytes as base64 strings. When a group's protocol type is ``consumer``, each member also
   carries ``subscription_decoded`` and ``assignment_decoded`` (topics, owned and assigned
-  partitions).
+  partitions). A value or member holding tagged fields that Kafka's schema does not declare
+  lists them as ``unknown_tagged_fields`` (``tag`` and base64 ``data``); the brokers checked
+  (Kafka 0.10.2 to 4.1) write none.
 
 With ``--no-decode`` each line is a batch instead: its header fields and its records' raw
 keys and values (base64).

@@ -1569,6 +1569,7 @@ mod tests {
             }
         }
         let group = GroupMetadataValueRef {
+            unknown_tagged_fields: Default::default(),
             protocol_type: "consumer",
             generation: 1,
             protocol: Some("range"),
@@ -1577,6 +1578,7 @@ mod tests {
             members: payloads
                 .iter()
                 .map(|(s, a)| MemberRef {
+                    unknown_tagged_fields: Default::default(),
                     member_id: "m",
                     group_instance_id: None,
                     client_id: "c",

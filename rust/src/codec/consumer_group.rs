@@ -3,9 +3,11 @@
 //!
 //! Keys are non-flexible: `GroupId` string, with `MemberId` (types 5, 7, 8) or
 //! `RegularExpression` (16). Values are version 0, flexible: compact strings and arrays, a
-//! tagged-field section after every struct, unknown tags skipped. A value decodes into a
-//! [`Datum::Struct`] whose field names are the snake_case of Kafka's; uuids keep their 16
-//! bytes. Tagged fields that are absent decode as [`Datum::Null`].
+//! tagged-field section after every struct. A value decodes into a [`Datum::Struct`] whose
+//! field names are the snake_case of Kafka's; uuids keep their 16 bytes. Tagged fields that
+//! are absent decode as [`Datum::Null`]. Tagged fields the schema does not declare are kept,
+//! as Kafka's classes keep them, in one more field, [`UNKNOWN_TAGGED_FIELDS`], present only
+//! when there are some, and written back.
 
 use crate::codec::primitives::{Reader, Writer};
 use crate::error::{Error, Result};
@@ -61,6 +63,10 @@ pub enum Datum {
     List(Vec<Datum>),
     Struct(Vec<(&'static str, Datum)>),
 }
+
+/// The field of a decoded struct that holds the tagged fields its schema does not declare: a
+/// list of structs `{tag, data}`, in the order read.
+pub const UNKNOWN_TAGGED_FIELDS: &str = "unknown_tagged_fields";
 
 /// Kafka's form of a uuid (`Uuid.toString`): unpadded base64url.
 pub fn uuid_string(uuid: &[u8; 16]) -> String {
@@ -236,13 +242,18 @@ pub fn decode_struct(r: &mut Reader<'_>, fields: &'static [FieldDef]) -> Result<
     }
     let tagged: Vec<&FieldDef> = fields.iter().filter(|f| f.tag.is_some()).collect();
     let mut found: Vec<(&'static str, Datum)> = Vec::new();
+    let mut unknown = Vec::new();
     let count = r.uvarint()?;
     for _ in 0..count {
         let tag = r.uvarint()?;
         let size = r.uvarint()? as usize;
         let mut sub = r.sub(size, "tagged field")?;
-        if let Some(f) = tagged.iter().find(|f| f.tag == Some(tag)) {
-            found.push((f.name, decode_field(&mut sub, &f.ty)?));
+        match tagged.iter().find(|f| f.tag == Some(tag)) {
+            Some(f) => found.push((f.name, decode_field(&mut sub, &f.ty)?)),
+            None => unknown.push(Datum::Struct(vec![
+                ("tag", Datum::Int(i64::from(tag))),
+                ("data", Datum::Bytes(sub.rest().to_vec())),
+            ])),
         }
     }
     for f in tagged {
@@ -252,7 +263,44 @@ pub fn decode_struct(r: &mut Reader<'_>, fields: &'static [FieldDef]) -> Result<
             .map_or(Datum::Null, |i| found.swap_remove(i).1);
         out.push((f.name, value));
     }
+    if !unknown.is_empty() {
+        out.push((UNKNOWN_TAGGED_FIELDS, Datum::List(unknown)));
+    }
     Ok(Datum::Struct(out))
+}
+
+/// The `(tag, bytes)` pairs of a struct's [`UNKNOWN_TAGGED_FIELDS`] field.
+fn unknown_tagged_fields(value: &Datum) -> Result<Vec<(u32, Vec<u8>)>> {
+    let items = match value {
+        Datum::Null => return Ok(Vec::new()),
+        Datum::List(items) => items,
+        other => {
+            return Err(Error::InvalidArgument(format!(
+                "field {UNKNOWN_TAGGED_FIELDS}: {other:?} is not a list of {{tag, data}}"
+            )))
+        }
+    };
+    items
+        .iter()
+        .map(|item| match item {
+            Datum::Struct(entry) => {
+                let get = |name: &str| entry.iter().find(|(n, _)| *n == name).map(|(_, v)| v);
+                match (get("tag"), get("data")) {
+                    (Some(Datum::Int(tag)), Some(Datum::Bytes(data))) => u32::try_from(*tag)
+                        .map(|tag| (tag, data.clone()))
+                        .map_err(|_| {
+                            Error::InvalidArgument(format!("tagged field tag {tag} out of range"))
+                        }),
+                    _ => Err(Error::InvalidArgument(format!(
+                        "field {UNKNOWN_TAGGED_FIELDS}: {item:?} is not {{tag, data}}"
+                    ))),
+                }
+            }
+            other => Err(Error::InvalidArgument(format!(
+                "field {UNKNOWN_TAGGED_FIELDS}: {other:?} is not {{tag, data}}"
+            ))),
+        })
+        .collect()
 }
 
 fn decode_field(r: &mut Reader<'_>, ty: &'static FieldType) -> Result<Datum> {
@@ -313,23 +361,19 @@ pub fn encode_struct(out: &mut Vec<u8>, fields: &'static [FieldDef], datum: &Dat
     }
     // A null tagged field is left out (the reader takes its default), except a nullable
     // struct: Kafka's default for one is an empty struct, so null is written, as its marker.
-    let present: Vec<&FieldDef> = fields
-        .iter()
-        .filter(|f| {
-            f.tag.is_some()
-                && (*value_of(f.name) != Datum::Null
-                    || matches!(f.ty, FieldType::NullableStruct(_)))
-        })
-        .collect();
-    out.put_uvarint(present.len() as u32);
+    let present = fields.iter().filter(|f| {
+        f.tag.is_some()
+            && (*value_of(f.name) != Datum::Null || matches!(f.ty, FieldType::NullableStruct(_)))
+    });
+    let mut section = unknown_tagged_fields(value_of(UNKNOWN_TAGGED_FIELDS))?;
     for f in present {
         let mut body = Vec::new();
         encode_field(&mut body, &f.ty, value_of(f.name), f.name)?;
-        out.put_uvarint(f.tag.unwrap_or_default());
-        out.put_uvarint(body.len() as u32);
-        out.extend_from_slice(&body);
+        section.push((f.tag.unwrap_or_default(), body));
     }
-    Ok(())
+    // Kafka writes the known and unknown fields together, in tag order.
+    section.sort_by_key(|(tag, _)| *tag);
+    out.put_tagged_fields(&section)
 }
 
 fn encode_field(
@@ -391,7 +435,7 @@ mod tests {
         assert_eq!(uuid_string(&uuid), "AAECAwQFBgcICQoL-_8ODw");
     }
 
-    /// Decodes, and checks that encoding gives the bytes back (unknown tags aside).
+    /// Decodes, and checks that encoding gives the bytes back.
     fn decode(record_type: i16, body: &[u8]) -> Datum {
         let (_, schema) = value_schema(record_type).unwrap();
         let mut r = Reader::new(body, 0);
@@ -399,10 +443,7 @@ mod tests {
         assert!(r.is_empty());
         let mut again = Vec::new();
         encode_struct(&mut again, schema, &d).unwrap();
-        assert_eq!(
-            decode_struct(&mut Reader::new(&again, 0), schema).unwrap(),
-            d
-        );
+        assert_eq!(again, body);
         d
     }
 
@@ -417,19 +458,39 @@ mod tests {
                 ("creation_time_ms", Datum::Null)
             ])
         );
-        // With both tagged fields present (tag 0: 8 bytes, tag 1: 8 bytes) and an unknown tag 9.
+        // With both tagged fields present (tag 0: 8 bytes, tag 1: 8 bytes) and an unknown tag 9,
+        // which is kept and written back between them in tag order.
         let d = decode(
             3,
             &hex("0000000a 03 00 08 0000000000000007 01 08 00000000000003e8 09 01 ff"),
         );
+        let unknown = Datum::List(vec![Datum::Struct(vec![
+            ("tag", Datum::Int(9)),
+            ("data", Datum::Bytes(vec![0xff])),
+        ])]);
         assert_eq!(
             d,
             Datum::Struct(vec![
                 ("epoch", Datum::Int(10)),
                 ("metadata_hash", Datum::Int(7)),
-                ("creation_time_ms", Datum::Int(1000))
+                ("creation_time_ms", Datum::Int(1000)),
+                (UNKNOWN_TAGGED_FIELDS, unknown.clone()),
             ])
         );
+        let (_, schema) = value_schema(3).unwrap();
+        let clash = Datum::Struct(vec![
+            ("epoch", Datum::Int(10)),
+            ("metadata_hash", Datum::Int(7)),
+            (
+                UNKNOWN_TAGGED_FIELDS,
+                Datum::List(vec![Datum::Struct(vec![
+                    ("tag", Datum::Int(0)),
+                    ("data", Datum::Bytes(vec![])),
+                ])]),
+            ),
+        ]);
+        let err = encode_struct(&mut Vec::new(), schema, &clash).unwrap_err();
+        assert!(err.to_string().contains("strictly increasing"), "{err}");
     }
 
     #[test]

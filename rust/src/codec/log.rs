@@ -193,6 +193,7 @@ mod tests {
                 }))
                 .unwrap();
                 let value = encode_value(&Value::OffsetCommit(OffsetCommitValue {
+                    unknown_tagged_fields: Default::default(),
                     offset: rng.below(1000) as i64,
                     metadata: "m".into(),
                     commit_timestamp: 5,
@@ -204,6 +205,7 @@ mod tests {
                 recs.push((key, Some(value)));
             }
             let member = MemberMetadata {
+                unknown_tagged_fields: Default::default(),
                 member_id: "m".into(),
                 group_instance_id: None,
                 client_id: "c".into(),
@@ -218,6 +220,7 @@ mod tests {
             }))
             .unwrap();
             let gval = encode_value(&Value::GroupMetadata(GroupMetadataValue {
+                unknown_tagged_fields: Default::default(),
                 protocol_type: "consumer".into(),
                 generation: 1,
                 protocol: Some("range".into()),

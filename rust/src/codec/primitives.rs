@@ -274,21 +274,59 @@ impl<'a> Reader<'a> {
             })
     }
 
-    /// Skips a tagged-field section (fields this codec does not know).
-    pub fn skip_tagged_fields(&mut self) -> Result<()> {
+    /// A tagged-field section of a struct that declares no tagged fields: every field in it
+    /// is unknown to this codec, kept as read.
+    pub fn tagged_section(&mut self) -> Result<TaggedSection<'a>> {
+        let start = self.pos;
         let count = self.uvarint()?;
         for _ in 0..count {
             let _tag = self.uvarint()?;
             let size = self.uvarint()? as usize;
             self.take(size, "tagged field")?;
         }
-        Ok(())
+        Ok(TaggedSection(&self.data[start..self.pos]))
     }
 
     pub fn uuid(&mut self) -> Result<[u8; 16]> {
         let mut out = [0u8; 16];
         out.copy_from_slice(self.take(16, "uuid")?);
         Ok(out)
+    }
+}
+
+/// Tagged fields a struct's schema does not declare, as `(tag, bytes)` in the order they were
+/// read. Kafka's readers keep them and its writers write them back; so do this codec's.
+pub type UnknownTaggedFields = Vec<(u32, Vec<u8>)>;
+
+/// A tagged-field section as it lies in the input, checked by the [`Reader`] that returned it
+/// (the only way to make one): the count, then each field's tag, size and bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TaggedSection<'a>(&'a [u8]);
+
+impl<'a> TaggedSection<'a> {
+    /// True when the section holds no field (or the struct had no section).
+    pub fn is_empty(&self) -> bool {
+        self.0.len() <= 1
+    }
+
+    /// Each field's tag and bytes.
+    pub fn fields(&self) -> impl Iterator<Item = (u32, &'a [u8])> {
+        let mut r = Reader::new(self.0, 0);
+        let count = if self.is_empty() {
+            0
+        } else {
+            r.uvarint().unwrap_or(0)
+        };
+        // The reader that made the section checked it, so no read below fails.
+        (0..count).map_while(move |_| {
+            let tag = r.uvarint().ok()?;
+            let size = r.uvarint().ok()? as usize;
+            Some((tag, r.take(size, "tagged field").ok()?))
+        })
+    }
+
+    pub fn to_owned(&self) -> UnknownTaggedFields {
+        self.fields().map(|(tag, b)| (tag, b.to_vec())).collect()
     }
 }
 
@@ -341,7 +379,9 @@ pub trait Writer {
     fn put_string(&mut self, v: &str, compact: bool) -> Result<()>;
     fn put_nullable_bytes(&mut self, v: Option<&[u8]>, compact: bool) -> Result<()>;
     fn put_array_len(&mut self, n: usize, compact: bool);
-    fn put_empty_tagged_fields(&mut self);
+    /// A tagged-field section of `fields`, which Kafka requires in strictly increasing tag
+    /// order (its writers refuse any other, as this one does).
+    fn put_tagged_fields(&mut self, fields: &[(u32, Vec<u8>)]) -> Result<()>;
 }
 
 impl Writer for Vec<u8> {
@@ -394,8 +434,29 @@ impl Writer for Vec<u8> {
             self.put_i32(n as i32);
         }
     }
-    fn put_empty_tagged_fields(&mut self) {
-        self.push(0);
+    fn put_tagged_fields(&mut self, fields: &[(u32, Vec<u8>)]) -> Result<()> {
+        if let Some(pair) = fields.windows(2).find(|pair| pair[0].0 >= pair[1].0) {
+            return Err(Error::InvalidArgument(format!(
+                "tagged field {} follows tagged field {}: tags must be strictly increasing",
+                pair[1].0, pair[0].0
+            )));
+        }
+        self.put_uvarint(fields.len() as u32);
+        for (tag, bytes) in fields {
+            let size = u32::try_from(bytes.len())
+                .ok()
+                .filter(|&n| n <= i32::MAX as u32)
+                .ok_or_else(|| {
+                    Error::InvalidArgument(format!(
+                        "tagged field {tag} of {} bytes is too long to be serialized",
+                        bytes.len()
+                    ))
+                })?;
+            self.put_uvarint(*tag);
+            self.put_uvarint(size);
+            self.extend_from_slice(bytes);
+        }
+        Ok(())
     }
 }
 

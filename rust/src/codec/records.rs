@@ -19,7 +19,7 @@
 //! | MemberMetadata | member_id string, group_instance_id string? (3+), client_id string, client_host string, rebalance_timeout int32 (1+), session_timeout int32, subscription bytes, assignment bytes |
 
 use crate::codec::consumer_group::{self, Datum};
-use crate::codec::primitives::{Reader, Writer};
+use crate::codec::primitives::{Reader, TaggedSection, UnknownTaggedFields, Writer};
 use crate::error::{Error, Result};
 
 /// Offset commit key (record types 0 and 1; brokers since 0.9 write 1).
@@ -57,6 +57,8 @@ pub struct OffsetCommitValue {
     pub leader_epoch: i32,
     pub expire_timestamp: i64,
     pub version: i16,
+    /// Tagged fields of a version-4 value that Kafka's schema does not declare.
+    pub unknown_tagged_fields: UnknownTaggedFields,
 }
 
 /// One member in a group's metadata.
@@ -70,6 +72,8 @@ pub struct MemberMetadata {
     pub session_timeout: i32,
     pub subscription: Vec<u8>,
     pub assignment: Vec<u8>,
+    /// Tagged fields of a version-4 member that Kafka's schema does not declare.
+    pub unknown_tagged_fields: UnknownTaggedFields,
 }
 
 /// A classic group's metadata (GroupMetadataValue, versions 0 to 4).
@@ -82,6 +86,8 @@ pub struct GroupMetadataValue {
     pub current_state_timestamp: i64,
     pub members: Vec<MemberMetadata>,
     pub version: i16,
+    /// Tagged fields of a version-4 value that Kafka's schema does not declare.
+    pub unknown_tagged_fields: UnknownTaggedFields,
 }
 
 /// A value of a record type, or a value version, this codec does not decode: the bytes after
@@ -346,6 +352,7 @@ pub struct OffsetCommitValueRef<'a> {
     pub leader_epoch: i32,
     pub expire_timestamp: i64,
     pub version: i16,
+    pub unknown_tagged_fields: TaggedSection<'a>,
 }
 
 /// A member of a group's metadata, borrowed.
@@ -359,6 +366,7 @@ pub struct MemberRef<'a> {
     pub session_timeout: i32,
     pub subscription: &'a [u8],
     pub assignment: &'a [u8],
+    pub unknown_tagged_fields: TaggedSection<'a>,
 }
 
 /// A classic group's metadata, borrowed.
@@ -371,6 +379,7 @@ pub struct GroupMetadataValueRef<'a> {
     pub current_state_timestamp: i64,
     pub members: Vec<MemberRef<'a>>,
     pub version: i16,
+    pub unknown_tagged_fields: TaggedSection<'a>,
 }
 
 /// A decoded record value, borrowing from the log buffer.
@@ -405,6 +414,7 @@ impl ValueRef<'_> {
                 leader_epoch: v.leader_epoch,
                 expire_timestamp: v.expire_timestamp,
                 version: v.version,
+                unknown_tagged_fields: v.unknown_tagged_fields.to_owned(),
             }),
             ValueRef::GroupMetadata(v) => Value::GroupMetadata(GroupMetadataValue {
                 protocol_type: v.protocol_type.to_owned(),
@@ -414,6 +424,7 @@ impl ValueRef<'_> {
                 current_state_timestamp: v.current_state_timestamp,
                 members: v.members.iter().map(MemberRef::to_owned).collect(),
                 version: v.version,
+                unknown_tagged_fields: v.unknown_tagged_fields.to_owned(),
             }),
             ValueRef::ConsumerGroup(v) => Value::ConsumerGroup(v.clone()),
             ValueRef::Opaque {
@@ -440,6 +451,7 @@ impl MemberRef<'_> {
             session_timeout: self.session_timeout,
             subscription: self.subscription.to_vec(),
             assignment: self.assignment.to_vec(),
+            unknown_tagged_fields: self.unknown_tagged_fields.to_owned(),
         }
     }
 }
@@ -572,6 +584,7 @@ fn decode_offset_commit_value<'a>(
         leader_epoch: -1,
         expire_timestamp: -1,
         version,
+        unknown_tagged_fields: TaggedSection::default(),
     };
     for field in fields(&OFFSET_COMMIT_VALUE, version) {
         match field {
@@ -583,7 +596,7 @@ fn decode_offset_commit_value<'a>(
         }
     }
     if flexible {
-        r.skip_tagged_fields()?;
+        v.unknown_tagged_fields = r.tagged_section()?;
     }
     Ok(v)
 }
@@ -601,6 +614,7 @@ fn decode_group_metadata_value<'a>(
         current_state_timestamp: -1,
         members: Vec::new(),
         version,
+        unknown_tagged_fields: TaggedSection::default(),
     };
     for field in fields(&GROUP_METADATA_VALUE, version) {
         match field {
@@ -619,7 +633,7 @@ fn decode_group_metadata_value<'a>(
         }
     }
     if flexible {
-        r.skip_tagged_fields()?;
+        v.unknown_tagged_fields = r.tagged_section()?;
     }
     Ok(v)
 }
@@ -635,6 +649,7 @@ fn decode_member<'a>(r: &mut Reader<'a>, version: i16) -> Result<MemberRef<'a>> 
         session_timeout: 0,
         subscription: &[],
         assignment: &[],
+        unknown_tagged_fields: TaggedSection::default(),
     };
     for field in fields(&MEMBER_METADATA, version) {
         match field {
@@ -653,7 +668,7 @@ fn decode_member<'a>(r: &mut Reader<'a>, version: i16) -> Result<MemberRef<'a>> 
         m.rebalance_timeout = m.session_timeout;
     }
     if flexible {
-        r.skip_tagged_fields()?;
+        m.unknown_tagged_fields = r.tagged_section()?;
     }
     Ok(m)
 }
@@ -697,9 +712,9 @@ pub fn encode_value(value: &Value) -> Result<Vec<u8>> {
                     CommitField::ExpireTimestamp => out.put_i64(v.expire_timestamp),
                 }
             }
-            if flexible {
-                out.put_empty_tagged_fields();
-            }
+            put_tagged_fields(&mut out, &v.unknown_tagged_fields, flexible, || {
+                format!("OffsetCommitValue version {}", v.version)
+            })?;
         }
         Value::GroupMetadata(v) => {
             check_version("GroupMetadataValue", v.version, GROUP_METADATA_VALUE_MAX)?;
@@ -722,9 +737,9 @@ pub fn encode_value(value: &Value) -> Result<Vec<u8>> {
                     }
                 }
             }
-            if flexible {
-                out.put_empty_tagged_fields();
-            }
+            put_tagged_fields(&mut out, &v.unknown_tagged_fields, flexible, || {
+                format!("GroupMetadataValue version {}", v.version)
+            })?;
         }
         Value::ConsumerGroup(v) => {
             let (_, fields) = consumer_group::value_schema(v.record_type)
@@ -764,10 +779,30 @@ fn encode_member(out: &mut Vec<u8>, m: &MemberMetadata, version: i16) -> Result<
             MemberField::Assignment => out.put_nullable_bytes(Some(&m.assignment), flexible)?,
         }
     }
+    put_tagged_fields(out, &m.unknown_tagged_fields, flexible, || {
+        format!("MemberMetadata of GroupMetadataValue version {version}")
+    })
+}
+
+/// The tagged-field section of a flexible struct; a struct of an earlier version has none,
+/// and holding unknown tagged fields there is an error, as in Kafka's writers.
+fn put_tagged_fields(
+    out: &mut Vec<u8>,
+    fields: &UnknownTaggedFields,
+    flexible: bool,
+    what: impl FnOnce() -> String,
+) -> Result<()> {
     if flexible {
-        out.put_empty_tagged_fields();
+        out.put_tagged_fields(fields)
+    } else if fields.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::UnsupportedVersion(format!(
+            "{} has no tagged fields, and {} were set",
+            what(),
+            fields.len()
+        )))
     }
-    Ok(())
 }
 
 fn check_version(schema: &str, version: i16, max: i16) -> Result<()> {
@@ -950,6 +985,7 @@ mod tests {
         assert_eq!(
             value,
             Value::OffsetCommit(OffsetCommitValue {
+                unknown_tagged_fields: Default::default(),
                 offset: 106,
                 metadata: String::new(),
                 commit_timestamp: 1_672_788_047_244,
@@ -1044,6 +1080,7 @@ mod tests {
             (
                 "0000 00000000000020b4 0008 7465737464617461 0000000000000665",
                 OffsetCommitValue {
+                    unknown_tagged_fields: Default::default(),
                     offset: 8372,
                     metadata: "testdata".into(),
                     commit_timestamp: 1637,
@@ -1055,6 +1092,7 @@ mod tests {
             (
                 "0001 0000000000000064 0008 6d65746164617461 00000000000004d2 ffffffffffffffff",
                 OffsetCommitValue {
+                    unknown_tagged_fields: Default::default(),
                     offset: 100,
                     metadata: "metadata".into(),
                     commit_timestamp: 1234,
@@ -1066,6 +1104,7 @@ mod tests {
             (
                 "0004 0000000000000064 0000000a 09 6d65746164617461 00000000000004d2 00",
                 OffsetCommitValue {
+                    unknown_tagged_fields: Default::default(),
                     offset: 100,
                     metadata: "metadata".into(),
                     commit_timestamp: 1234,
@@ -1114,6 +1153,7 @@ mod tests {
     #[test]
     fn every_version_round_trips() {
         let member = MemberMetadata {
+            unknown_tagged_fields: Default::default(),
             member_id: "m-1".into(),
             group_instance_id: Some("i-1".into()),
             client_id: "c".into(),
@@ -1132,6 +1172,7 @@ mod tests {
                 m.rebalance_timeout = m.session_timeout;
             }
             let g = Value::GroupMetadata(GroupMetadataValue {
+                unknown_tagged_fields: Default::default(),
                 protocol_type: "consumer".into(),
                 generation: 3,
                 protocol: Some("range".into()),
@@ -1146,6 +1187,7 @@ mod tests {
                 Some(g)
             );
             let o = Value::OffsetCommit(OffsetCommitValue {
+                unknown_tagged_fields: Default::default(),
                 offset: 5,
                 metadata: "m".into(),
                 commit_timestamp: 9,
@@ -1251,6 +1293,7 @@ mod tests {
         let short = decode_value(&okey, Some(&hex("00")), 0).unwrap_err();
         assert!(matches!(short, Error::Truncated { .. }), "{short}");
         assert!(encode_value(&Value::OffsetCommit(OffsetCommitValue {
+            unknown_tagged_fields: Default::default(),
             offset: 0,
             metadata: String::new(),
             commit_timestamp: 0,
@@ -1262,10 +1305,10 @@ mod tests {
     }
 
     #[test]
-    fn flexible_values_skip_unknown_tags() {
-        // v4 OffsetCommitValue with one unknown tagged field (tag 7, 2 bytes).
+    fn flexible_values_keep_unknown_tags_and_write_them_back() {
+        // v4 OffsetCommitValue with two unknown tagged fields (tag 7: 2 bytes, tag 300: 0).
         let data = hex(
-            "0004 0000000000000064 0000000a 09 6d65746164617461 00000000000004d2 01 07 02 abcd",
+            "0004 0000000000000064 0000000a 09 6d65746164617461 00000000000004d2 02 07 02 abcd ac02 00",
         );
         let key = Key::OffsetCommit(OffsetCommitKey {
             group: "g".into(),
@@ -1277,6 +1320,35 @@ mod tests {
             panic!()
         };
         assert_eq!((v.offset, v.leader_epoch), (100, 10));
+        assert_eq!(
+            v.unknown_tagged_fields,
+            vec![(7, hex("abcd")), (300, vec![])]
+        );
+        assert_eq!(encode_value(&Value::OffsetCommit(v.clone())).unwrap(), data);
+
+        let mut out_of_order = v.clone();
+        out_of_order.unknown_tagged_fields.reverse();
+        let err = encode_value(&Value::OffsetCommit(out_of_order)).unwrap_err();
+        assert!(err.to_string().contains("strictly increasing"), "{err}");
+        let mut v3 = v;
+        v3.version = 3;
+        let err = encode_value(&Value::OffsetCommit(v3)).unwrap_err();
+        assert!(matches!(err, Error::UnsupportedVersion(_)), "{err}");
+
+        // v4 GroupMetadataValue: tag 1 on the group, tag 0 on its one member.
+        let data = hex(concat!(
+            "0004 09 636f6e73756d6572 00000001 06 72616e6765 03 6d31 0000000000000005",
+            " 02 03 6d31 00 02 63 02 68 00007530 00002710 01 01 01 00 00",
+            " 01 01 03 010203"
+        ));
+        let key = Key::GroupMetadata(GroupMetadataKey { group: "g".into() });
+        let Some(Value::GroupMetadata(g)) = decode_value(&key, Some(&data), 0).unwrap() else {
+            panic!()
+        };
+        assert_eq!(g.unknown_tagged_fields, vec![(1, hex("010203"))]);
+        assert_eq!(g.members[0].unknown_tagged_fields, vec![(0, vec![])]);
+        assert_eq!(g.members[0].session_timeout, 10_000);
+        assert_eq!(encode_value(&Value::GroupMetadata(g)).unwrap(), data);
     }
 
     #[test]

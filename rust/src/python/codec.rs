@@ -22,6 +22,7 @@ use crate::codec::batch::{
 use crate::codec::compression::Compression;
 use crate::codec::consumer_group::{self, Datum};
 use crate::codec::log::{decode_payload, Control, Payload};
+use crate::codec::primitives::{TaggedSection, UnknownTaggedFields};
 use crate::codec::records::{
     self, ConsumerGroupKey, ConsumerGroupValue, ConsumerProtocolAssignment,
     ConsumerProtocolSubscription, GroupMetadataKey, GroupMetadataValue, Key, KeyRef,
@@ -224,6 +225,64 @@ fn bytes_arg(obj: &Bound<'_, PyAny>) -> PyResult<Py<PyBytes>> {
         Ok(b) => Ok(b.clone().unbind()),
         Err(_) => Ok(PyBytes::new(obj.py(), &obj.extract::<Vec<u8>>()?).unbind()),
     }
+}
+
+/// A struct's unknown tagged fields as the record classes hold them: a tuple of
+/// `(tag, bytes)`, the shared empty tuple when there are none (nearly always).
+fn tagged_fields(py: Python<'_>, section: TaggedSection<'_>) -> PyResult<Py<PyTuple>> {
+    if section.is_empty() {
+        return Ok(PyTuple::empty(py).unbind());
+    }
+    let fields: Vec<_> = section
+        .fields()
+        .map(|(tag, b)| (tag, bytes(py, b)))
+        .collect();
+    Ok(PyTuple::new(py, fields)?.unbind())
+}
+
+/// An `unknown_tagged_fields` argument: any sequence of `(tag, bytes)` pairs.
+fn tagged_fields_arg(py: Python<'_>, arg: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyTuple>> {
+    let Some(arg) = arg else {
+        return Ok(PyTuple::empty(py).unbind());
+    };
+    let fields: UnknownTaggedFields = arg.extract().map_err(|e| {
+        PyTypeError::new_err(format!(
+            "unknown_tagged_fields must be a sequence of (tag, bytes) pairs: {e}"
+        ))
+    })?;
+    let fields = fields.into_iter().map(|(tag, b)| (tag, bytes(py, &b)));
+    Ok(PyTuple::new(py, fields)?.unbind())
+}
+
+fn tagged_fields_core(py: Python<'_>, fields: &Py<PyTuple>) -> PyResult<UnknownTaggedFields> {
+    fields.bind(py).extract()
+}
+
+/// `__repr__`'s mention of unknown tagged fields, only when there are any.
+fn tagged_fields_repr(py: Python<'_>, fields: &Py<PyTuple>) -> PyResult<String> {
+    Ok(if fields.bind(py).is_empty() {
+        String::new()
+    } else {
+        format!(", unknown_tagged_fields={}", py_repr(py, fields)?)
+    })
+}
+
+/// `to_dict`'s entry for unknown tagged fields, only when there are any.
+fn set_tagged_fields(d: &Bound<'_, PyDict>, fields: &Py<PyTuple>) -> PyResult<()> {
+    let py = d.py();
+    let fields = fields.bind(py);
+    if fields.is_empty() {
+        return Ok(());
+    }
+    let list = PyList::empty(py);
+    for field in fields.iter() {
+        let (tag, data): (u32, Bound<'_, PyAny>) = field.extract()?;
+        let entry = PyDict::new(py);
+        entry.set_item("tag", tag)?;
+        entry.set_item("data", data)?;
+        list.append(entry)?;
+    }
+    d.set_item("unknown_tagged_fields", list)
 }
 
 /// `__eq__` of the record classes: the same class and equal fields, else NotImplemented.
@@ -451,6 +510,8 @@ pub struct PyOffsetCommitValue {
     expire_timestamp: i64,
     #[pyo3(get)]
     version: i16,
+    #[pyo3(get)]
+    unknown_tagged_fields: Py<PyTuple>,
 }
 
 impl PyOffsetCommitValue {
@@ -462,6 +523,7 @@ impl PyOffsetCommitValue {
             self.leader_epoch,
             self.expire_timestamp,
             self.version,
+            &self.unknown_tagged_fields,
         )
             .into_pyobject(py)
     }
@@ -474,6 +536,7 @@ impl PyOffsetCommitValue {
             leader_epoch: self.leader_epoch,
             expire_timestamp: self.expire_timestamp,
             version: self.version,
+            unknown_tagged_fields: tagged_fields_core(py, &self.unknown_tagged_fields)?,
         })
     }
 }
@@ -482,9 +545,10 @@ impl PyOffsetCommitValue {
 impl PyOffsetCommitValue {
     #[new]
     #[pyo3(
-        signature = (offset, metadata = None, commit_timestamp = -1, leader_epoch = -1, expire_timestamp = -1, version = 3),
-        text_signature = "(offset, metadata='', commit_timestamp=-1, leader_epoch=-1, expire_timestamp=-1, version=3)"
+        signature = (offset, metadata = None, commit_timestamp = -1, leader_epoch = -1, expire_timestamp = -1, version = 3, unknown_tagged_fields = None),
+        text_signature = "(offset, metadata='', commit_timestamp=-1, leader_epoch=-1, expire_timestamp=-1, version=3, unknown_tagged_fields=())"
     )]
+    #[allow(clippy::too_many_arguments)]
     fn py_new(
         py: Python<'_>,
         offset: i64,
@@ -493,6 +557,7 @@ impl PyOffsetCommitValue {
         leader_epoch: i32,
         expire_timestamp: i64,
         version: i16,
+        unknown_tagged_fields: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let metadata = match metadata {
             Some(m) => checked_str(m)?,
@@ -505,18 +570,20 @@ impl PyOffsetCommitValue {
             leader_epoch,
             expire_timestamp,
             version,
+            unknown_tagged_fields: tagged_fields_arg(py, unknown_tagged_fields)?,
         })
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
-            "OffsetCommitValue(offset={}, metadata={}, commit_timestamp={}, leader_epoch={}, expire_timestamp={}, version={})",
+            "OffsetCommitValue(offset={}, metadata={}, commit_timestamp={}, leader_epoch={}, expire_timestamp={}, version={}{})",
             self.offset,
             py_repr(py, &self.metadata)?,
             self.commit_timestamp,
             self.leader_epoch,
             self.expire_timestamp,
-            self.version
+            self.version,
+            tagged_fields_repr(py, &self.unknown_tagged_fields)?
         ))
     }
 
@@ -540,6 +607,7 @@ impl PyOffsetCommitValue {
         d.set_item("metadata", &self.metadata)?;
         d.set_item("commit_timestamp", self.commit_timestamp)?;
         d.set_item("expire_timestamp", self.expire_timestamp)?;
+        set_tagged_fields(&d, &self.unknown_tagged_fields)?;
         Ok(d)
     }
 }
@@ -563,6 +631,8 @@ pub struct PyMemberMetadata {
     subscription: Py<PyBytes>,
     #[pyo3(get)]
     assignment: Py<PyBytes>,
+    #[pyo3(get)]
+    unknown_tagged_fields: Py<PyTuple>,
 }
 
 impl PyMemberMetadata {
@@ -583,6 +653,7 @@ impl PyMemberMetadata {
                 self.session_timeout.into_pyobject(py)?.into_any().unbind(),
                 self.subscription.clone_ref(py).into_any(),
                 self.assignment.clone_ref(py).into_any(),
+                self.unknown_tagged_fields.clone_ref(py).into_any(),
             ],
         )
     }
@@ -597,6 +668,7 @@ impl PyMemberMetadata {
             session_timeout: self.session_timeout,
             subscription: self.subscription.as_bytes(py).to_vec(),
             assignment: self.assignment.as_bytes(py).to_vec(),
+            unknown_tagged_fields: tagged_fields_core(py, &self.unknown_tagged_fields)?,
         })
     }
 }
@@ -604,9 +676,13 @@ impl PyMemberMetadata {
 #[pymethods]
 impl PyMemberMetadata {
     #[new]
-    #[pyo3(signature = (member_id, group_instance_id, client_id, client_host, rebalance_timeout, session_timeout, subscription, assignment))]
+    #[pyo3(
+        signature = (member_id, group_instance_id, client_id, client_host, rebalance_timeout, session_timeout, subscription, assignment, unknown_tagged_fields = None),
+        text_signature = "(member_id, group_instance_id, client_id, client_host, rebalance_timeout, session_timeout, subscription, assignment, unknown_tagged_fields=())"
+    )]
     #[allow(clippy::too_many_arguments)]
     fn py_new(
+        py: Python<'_>,
         member_id: Bound<'_, PyString>,
         group_instance_id: Option<Bound<'_, PyString>>,
         client_id: Bound<'_, PyString>,
@@ -615,6 +691,7 @@ impl PyMemberMetadata {
         session_timeout: i32,
         subscription: &Bound<'_, PyAny>,
         assignment: &Bound<'_, PyAny>,
+        unknown_tagged_fields: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         Ok(PyMemberMetadata {
             member_id: checked_str(member_id)?,
@@ -625,12 +702,13 @@ impl PyMemberMetadata {
             session_timeout,
             subscription: bytes_arg(subscription)?,
             assignment: bytes_arg(assignment)?,
+            unknown_tagged_fields: tagged_fields_arg(py, unknown_tagged_fields)?,
         })
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
-            "MemberMetadata(member_id={}, group_instance_id={}, client_id={}, client_host={}, rebalance_timeout={}, session_timeout={}, subscription=<{} bytes>, assignment=<{} bytes>)",
+            "MemberMetadata(member_id={}, group_instance_id={}, client_id={}, client_host={}, rebalance_timeout={}, session_timeout={}, subscription=<{} bytes>, assignment=<{} bytes>{})",
             py_repr(py, &self.member_id)?,
             py_repr(py, &self.group_instance_id)?,
             py_repr(py, &self.client_id)?,
@@ -638,7 +716,8 @@ impl PyMemberMetadata {
             self.rebalance_timeout,
             self.session_timeout,
             self.subscription.as_bytes(py).len(),
-            self.assignment.as_bytes(py).len()
+            self.assignment.as_bytes(py).len(),
+            tagged_fields_repr(py, &self.unknown_tagged_fields)?
         ))
     }
 
@@ -664,6 +743,7 @@ impl PyMemberMetadata {
         d.set_item("session_timeout", self.session_timeout)?;
         d.set_item("subscription", &self.subscription)?;
         d.set_item("assignment", &self.assignment)?;
+        set_tagged_fields(&d, &self.unknown_tagged_fields)?;
         Ok(d)
     }
 }
@@ -684,6 +764,8 @@ pub struct PyGroupMetadataValue {
     members: Vec<Py<PyMemberMetadata>>,
     #[pyo3(get)]
     version: i16,
+    #[pyo3(get)]
+    unknown_tagged_fields: Py<PyTuple>,
 }
 
 impl PyGroupMetadataValue {
@@ -697,6 +779,7 @@ impl PyGroupMetadataValue {
             self.current_state_timestamp,
             members,
             self.version,
+            &self.unknown_tagged_fields,
         )
             .into_pyobject(py)
     }
@@ -715,6 +798,7 @@ impl PyGroupMetadataValue {
             current_state_timestamp: self.current_state_timestamp,
             members,
             version: self.version,
+            unknown_tagged_fields: tagged_fields_core(py, &self.unknown_tagged_fields)?,
         })
     }
 }
@@ -723,10 +807,12 @@ impl PyGroupMetadataValue {
 impl PyGroupMetadataValue {
     #[new]
     #[pyo3(
-        signature = (protocol_type, generation, protocol, leader, current_state_timestamp = -1, members = None, version = 3),
-        text_signature = "(protocol_type, generation, protocol, leader, current_state_timestamp=-1, members=..., version=3)"
+        signature = (protocol_type, generation, protocol, leader, current_state_timestamp = -1, members = None, version = 3, unknown_tagged_fields = None),
+        text_signature = "(protocol_type, generation, protocol, leader, current_state_timestamp=-1, members=..., version=3, unknown_tagged_fields=())"
     )]
+    #[allow(clippy::too_many_arguments)]
     fn py_new(
+        py: Python<'_>,
         protocol_type: Bound<'_, PyString>,
         generation: i32,
         protocol: Option<Bound<'_, PyString>>,
@@ -734,6 +820,7 @@ impl PyGroupMetadataValue {
         current_state_timestamp: i64,
         members: Option<Vec<Bound<'_, PyMemberMetadata>>>,
         version: i16,
+        unknown_tagged_fields: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         Ok(PyGroupMetadataValue {
             protocol_type: checked_str(protocol_type)?,
@@ -747,6 +834,7 @@ impl PyGroupMetadataValue {
                 .map(Bound::unbind)
                 .collect(),
             version,
+            unknown_tagged_fields: tagged_fields_arg(py, unknown_tagged_fields)?,
         })
     }
 
@@ -757,14 +845,15 @@ impl PyGroupMetadataValue {
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
-            "GroupMetadataValue(protocol_type={}, generation={}, protocol={}, leader={}, current_state_timestamp={}, members=<{} members>, version={})",
+            "GroupMetadataValue(protocol_type={}, generation={}, protocol={}, leader={}, current_state_timestamp={}, members=<{} members>, version={}{})",
             py_repr(py, &self.protocol_type)?,
             self.generation,
             py_repr(py, &self.protocol)?,
             py_repr(py, &self.leader)?,
             self.current_state_timestamp,
             self.members.len(),
-            self.version
+            self.version,
+            tagged_fields_repr(py, &self.unknown_tagged_fields)?
         ))
     }
 
@@ -793,6 +882,7 @@ impl PyGroupMetadataValue {
             members.append(m.get().to_dict(py)?)?;
         }
         d.set_item("members", members)?;
+        set_tagged_fields(&d, &self.unknown_tagged_fields)?;
         Ok(d)
     }
 }
@@ -856,6 +946,7 @@ impl RecordObjects {
                     leader_epoch: v.leader_epoch,
                     expire_timestamp: v.expire_timestamp,
                     version: v.version,
+                    unknown_tagged_fields: tagged_fields(py, v.unknown_tagged_fields)?,
                 };
                 Py::new(py, value)?.into_any()
             }
@@ -873,6 +964,7 @@ impl RecordObjects {
                             session_timeout: m.session_timeout,
                             subscription: PyBytes::new(py, m.subscription).unbind(),
                             assignment: PyBytes::new(py, m.assignment).unbind(),
+                            unknown_tagged_fields: tagged_fields(py, m.unknown_tagged_fields)?,
                         };
                         Py::new(py, member)
                     })
@@ -885,6 +977,7 @@ impl RecordObjects {
                     current_state_timestamp: g.current_state_timestamp,
                     members,
                     version: g.version,
+                    unknown_tagged_fields: tagged_fields(py, g.unknown_tagged_fields)?,
                 };
                 Py::new(py, value)?.into_any()
             }
