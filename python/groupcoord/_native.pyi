@@ -508,9 +508,12 @@ class BatchIterator:
     def __next__(self) -> RecordBatch: ...
 
 _Buffer: TypeAlias = bytes | bytearray | memoryview
-"""A log buffer. ``bytes`` is read where it lies; any other buffer (``bytearray``, a
-``memoryview``, an ``mmap`` of a segment) is copied first, so it takes its size again in
-memory: pass ``bytes``, or a path to the ``*_segment`` readers."""
+"""A log buffer. ``bytes``, and a contiguous ``memoryview`` of ``bytes`` (a slice of a larger
+log), are read where they lie. Any other buffer (a ``bytearray``, a view of one, an ``mmap``
+of a segment) is copied first, since another thread could change it while the decode reads
+without the GIL: it takes its size again in memory. For a file, pass its path to the
+``*_segment`` readers. A ``memoryview`` of items other than bytes is refused (``.cast('B')``
+makes it one)."""
 
 def read_batches(
     data: _Buffer, *, position: int = 0, stop_at_corruption: bool = False

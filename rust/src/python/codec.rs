@@ -30,10 +30,39 @@ use crate::codec::records::{
 };
 use crate::error::Error;
 
-/// Input bytes: borrowed from `bytes`, copied from any other buffer (bytearray, memoryview).
+/// Input bytes: borrowed from `bytes` and from a contiguous `memoryview` of `bytes` (both
+/// immutable), copied from any other buffer (bytearray, mmap, ...), whose contents another
+/// thread may change while a decode without the GIL reads them.
 enum Input<'py> {
     Borrowed(Bound<'py, PyBytes>),
+    View(ImmutableView),
     Owned(Vec<u8>),
+}
+
+/// A contiguous, read-only export of a `bytes` object (through a `memoryview`): held, it keeps
+/// the bytes alive and unchanged, so they are read where they lie.
+struct ImmutableView(PyBuffer<u8>);
+
+impl ImmutableView {
+    fn of(obj: &Bound<'_, PyAny>) -> Option<Self> {
+        let view = obj.cast::<pyo3::types::PyMemoryView>().ok()?;
+        let base = view.getattr("obj").ok()?;
+        if !base.is_instance_of::<PyBytes>() {
+            return None;
+        }
+        let buffer = PyBuffer::<u8>::get(obj).ok()?;
+        (buffer.readonly() && buffer.is_c_contiguous()).then_some(ImmutableView(buffer))
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        let len = self.0.item_count();
+        if len == 0 {
+            return &[];
+        }
+        // SAFETY: the buffer is a contiguous view of `len` bytes of a `bytes` object, which
+        // cannot change, and which the held export keeps alive for as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.0.buf_ptr() as *const u8, len) }
+    }
 }
 
 impl Input<'_> {
@@ -41,23 +70,41 @@ impl Input<'_> {
         if let Ok(bytes) = obj.cast::<PyBytes>() {
             return Ok(Input::Borrowed(bytes.clone()));
         }
-        let buffer = PyBuffer::<u8>::get(obj).map_err(|_| {
-            PyTypeError::new_err(format!(
-                "expected bytes, bytearray or memoryview, not {}",
-                obj.get_type()
-                    .name()
-                    .map(|n| n.to_string())
-                    .unwrap_or_default()
-            ))
-        })?;
+        if let Some(view) = ImmutableView::of(obj) {
+            return Ok(Input::View(view));
+        }
+        let buffer = PyBuffer::<u8>::get(obj).map_err(|_| not_a_byte_buffer(obj))?;
         Ok(Input::Owned(buffer.to_vec(obj.py())?))
     }
 
     fn as_slice(&self) -> &[u8] {
         match self {
             Input::Borrowed(b) => b.as_bytes(),
+            Input::View(v) => v.as_slice(),
             Input::Owned(v) => v,
         }
+    }
+}
+
+/// The error for input that is no buffer of bytes: naming the format of a buffer of other
+/// items (`memoryview.cast('I')`), else the type.
+fn not_a_byte_buffer(obj: &Bound<'_, PyAny>) -> PyErr {
+    let format = obj
+        .cast::<pyo3::types::PyMemoryView>()
+        .ok()
+        .and_then(|view| view.getattr("format").ok())
+        .and_then(|format| format.extract::<String>().ok());
+    match format {
+        Some(format) => PyTypeError::new_err(format!(
+            "expected a buffer of bytes, not a memoryview of format '{format}' (use .cast('B'))"
+        )),
+        None => PyTypeError::new_err(format!(
+            "expected bytes, bytearray or memoryview, not {}",
+            obj.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        )),
     }
 }
 
@@ -2058,10 +2105,11 @@ fn log_to_py<'py>(
     }
 }
 
-/// The input an iterator keeps: the caller's `bytes`, or a copy of any other buffer, or a
-/// segment file's contents.
+/// The input an iterator keeps: the caller's `bytes` or view of `bytes`, or a copy of any
+/// other buffer, or a segment file's contents.
 enum OwnedInput {
     Bytes(Py<PyBytes>),
+    View(ImmutableView),
     Owned(Vec<u8>),
 }
 
@@ -2069,6 +2117,7 @@ impl OwnedInput {
     fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Self> {
         Ok(match Input::from_py(obj)? {
             Input::Borrowed(bytes) => OwnedInput::Bytes(bytes.unbind()),
+            Input::View(view) => OwnedInput::View(view),
             Input::Owned(data) => OwnedInput::Owned(data),
         })
     }
@@ -2076,6 +2125,7 @@ impl OwnedInput {
     fn as_slice<'a>(&'a self, py: Python<'a>) -> &'a [u8] {
         match self {
             OwnedInput::Bytes(b) => b.as_bytes(py),
+            OwnedInput::View(v) => v.as_slice(),
             OwnedInput::Owned(v) => v,
         }
     }
