@@ -3,6 +3,7 @@ compression, cross-checks against kafka-python's record parser, and corrupt inpu
 
 from __future__ import annotations
 
+import array
 import copy
 import gzip
 import json
@@ -626,6 +627,8 @@ def test_unknown_types_with_values_shorter_than_a_version_pass_through(tmp_path:
                       {"record_type": 9, "version": 1, "data": "qw=="}]
     with pytest.raises(ValueError, match="without a version"):
         OpaqueValue(9, None, b"\x00\x01")
+    with pytest.raises(ValueError, match="unknown record type"):
+        OpaqueValue(1, None, b"")
     with pytest.raises(codec.CorruptRecordError):
         codec.decode_value(codec.OffsetCommitKey("g", "t", 0), b"\x00")
 
@@ -752,6 +755,16 @@ def test_unknown_tagged_fields_are_kept_and_written_back(tmp_path: Path) -> None
                                "unknown_tagged_fields": [{"tag": 9, "data": b"\xff"}]}
     assert codec.encode_value(cg_value) == cg
     assert pickle.loads(pickle.dumps(cg_value)) == cg_value
+    # Unknown tags out of order, or given twice: Kafka reads them and its writers refuse them;
+    # a copy is still an equal value.
+    for section in ("02 09 01 61 05 01 62", "02 09 01 61 09 01 62"):
+        odd = codec.decode_value(codec.decode_key(bytes.fromhex("0003000567726f7570")),
+                                 bytes.fromhex("0000 0000000a" + section))
+        assert pickle.loads(pickle.dumps(odd)) == odd and copy.deepcopy(odd) == odd
+        with pytest.raises(ValueError, match="strictly increasing"):
+            codec.encode_value(odd)
+    with pytest.raises(ValueError, match="above the largest tag Kafka writes"):
+        codec.encode_value(OffsetCommitValue(1, version=4, unknown_tagged_fields=[(2**31, b"")]))
 
     with pytest.raises(ValueError, match="strictly increasing"):
         codec.encode_value(OffsetCommitValue(1, version=4, unknown_tagged_fields=[(3, b""), (3, b"")]))
@@ -905,8 +918,26 @@ def test_buffers_of_every_kind() -> None:
         assert codec.decode_arrow(data) == codec.decode_arrow(SEGMENT)
     with pytest.raises(TypeError):
         codec.decode_records("not bytes")  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="memoryview of format 'I'.*cast\\('B'\\)"):
-        codec.decode_records(memoryview(SEGMENT[:16]).cast("I"))
+    for items in (memoryview(SEGMENT[:16]).cast("I"), array.array("I", [1, 2])):
+        with pytest.raises(TypeError, match="not a buffer of format 'I'.*cast\\('B'\\)"):
+            codec.decode_records(items)  # type: ignore[arg-type]
+    released = memoryview(SEGMENT)
+    released.release()
+    with pytest.raises(ValueError, match="released memoryview"):
+        codec.decode_records(released)
+
+
+def test_an_iterator_holds_a_view_of_bytes_until_it_is_exhausted() -> None:
+    """Like numpy.frombuffer, an iterator reading a view in place holds its export: the view
+    cannot be released while the iterator may still read it, and can be once it is done."""
+    for iterate in (codec.iter_records, codec.iter_batches):
+        view = memoryview(SEGMENT)
+        iterator = iterate(view)
+        with pytest.raises(BufferError):
+            view.release()
+        assert len(list(iterator)) == len(list(iterate(SEGMENT)))
+        view.release()
+        assert next(iterator, None) is None
 
 
 def test_a_memoryview_of_bytes_is_read_where_it_lies() -> None:

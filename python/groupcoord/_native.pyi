@@ -245,8 +245,8 @@ class GroupMetadataValue:
     fields of a version-4 struct that Kafka's schema does not declare (a later Kafka may add
     some; KIP-915 evolves these records that way), as ``(tag, bytes)`` in the order read.
     Decoding keeps them and encoding writes them back, as Kafka's own classes do: encoding
-    refuses them unless their tags strictly increase, and at a version before 4, which has no
-    tagged fields. ``to_dict`` lists them as ``{"tag", "data"}`` only when there are any. The
+    refuses them unless their tags strictly increase and stay within Java's ``int`` (at most
+    2**31 - 1), and at a version before 4, which has no tagged fields. ``to_dict`` lists them as ``{"tag", "data"}`` only when there are any. The
     Arrow rows leave them out.
     """
 
@@ -286,7 +286,8 @@ class OpaqueValue:
     ``data`` is the value's bytes after its version. A value of an unknown record type that is
     shorter than a version (two bytes) still decodes, as Kafka skips such records unread: its
     ``version`` is None and ``data`` is the whole value. The constructor refuses ``version=None``
-    with two bytes or more, which would read back as a version and its data.
+    with two bytes or more, which would read back as a version and its data, and for a record
+    type the codec decodes (0 to 8, 16), whose short values do not decode.
     """
 
     def __new__(cls, record_type: int, version: int | None, data: bytes) -> Self: ...
@@ -383,7 +384,9 @@ class ConsumerGroupValue:
         """The decoded fields (snake_case names; uuids as Kafka's base64url strings; absent
         tagged fields None). A struct holding tagged fields its schema does not declare has
         one more entry, ``unknown_tagged_fields``: a list of ``{"tag", "data"}``, written
-        back by ``encode_value`` in tag order among the known ones."""
+        back by ``encode_value`` in tag order among the known ones (refused, as Kafka's
+        writers refuse it, unless their tags strictly increase and differ from the known
+        ones'). A pickle or copy keeps them as read, in any order."""
     def to_dict(self) -> dict[str, Any]: ...
 
 _Key: TypeAlias = OffsetCommitKey | GroupMetadataKey | ConsumerGroupKey | OpaqueKey
@@ -509,7 +512,9 @@ class BatchIterator:
 
 _Buffer: TypeAlias = bytes | bytearray | memoryview
 """A log buffer. ``bytes``, and a contiguous ``memoryview`` of ``bytes`` (a slice of a larger
-log), are read where they lie. Any other buffer (a ``bytearray``, a view of one, an ``mmap``
+log), are read where they lie; an iterator over a view holds it (``release()`` raises
+``BufferError``) until the iterator is exhausted or deleted, as ``numpy.frombuffer`` does.
+Any other buffer (a ``bytearray``, a view of one, an ``mmap``
 of a segment) is copied first, since another thread could change it while the decode reads
 without the GIL: it takes its size again in memory. For a file, pass its path to the
 ``*_segment`` readers. A ``memoryview`` of items other than bytes is refused (``.cast('B')``

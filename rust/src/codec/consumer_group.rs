@@ -9,7 +9,7 @@
 //! as Kafka's classes keep them, in one more field, [`UNKNOWN_TAGGED_FIELDS`], present only
 //! when there are some, and written back.
 
-use crate::codec::primitives::{Reader, Writer};
+use crate::codec::primitives::{check_tags, Reader, Writer};
 use crate::error::{Error, Result};
 
 /// The type of a declared field.
@@ -249,7 +249,12 @@ pub fn decode_struct(r: &mut Reader<'_>, fields: &'static [FieldDef]) -> Result<
         let size = r.uvarint()? as usize;
         let mut sub = r.sub(size, "tagged field")?;
         match tagged.iter().find(|f| f.tag == Some(tag)) {
-            Some(f) => found.push((f.name, decode_field(&mut sub, &f.ty)?)),
+            Some(f) => {
+                // A tag given twice keeps its last value, as Kafka's readers do.
+                let value = decode_field(&mut sub, &f.ty)?;
+                found.retain(|(name, _)| *name != f.name);
+                found.push((f.name, value));
+            }
             None => unknown.push(Datum::Struct(vec![
                 ("tag", Datum::Int(i64::from(tag))),
                 ("data", Datum::Bytes(sub.rest().to_vec())),
@@ -257,16 +262,55 @@ pub fn decode_struct(r: &mut Reader<'_>, fields: &'static [FieldDef]) -> Result<
         }
     }
     for f in tagged {
-        let value = found
-            .iter()
-            .position(|(n, _)| *n == f.name)
-            .map_or(Datum::Null, |i| found.swap_remove(i).1);
+        let value = match found.iter().position(|(n, _)| *n == f.name) {
+            Some(i) => found.swap_remove(i).1,
+            None => absent_tagged_field(&f.ty),
+        };
         out.push((f.name, value));
     }
     if !unknown.is_empty() {
         out.push((UNKNOWN_TAGGED_FIELDS, Datum::List(unknown)));
     }
     Ok(Datum::Struct(out))
+}
+
+/// What a tagged field left out of its section reads as: null, except a nullable struct,
+/// whose default in Kafka's schemas is an empty struct (so that a null one is written, as its
+/// marker, and an empty one is left out).
+fn absent_tagged_field(ty: &'static FieldType) -> Datum {
+    match ty {
+        FieldType::NullableStruct(fields) => empty_struct(fields),
+        _ => Datum::Null,
+    }
+}
+
+/// A struct of `fields` at Kafka's zero values: empty arrays, strings and bytes, zero
+/// numbers and uuid; null for nullable and tagged fields.
+fn empty_struct(fields: &'static [FieldDef]) -> Datum {
+    let zero = |ty: &FieldType| match ty {
+        FieldType::I8 | FieldType::I32 | FieldType::I64 => Datum::Int(0),
+        FieldType::Str => Datum::Str(String::new()),
+        FieldType::Bytes => Datum::Bytes(Vec::new()),
+        FieldType::Uuid => Datum::Uuid([0; 16]),
+        FieldType::Array(_) => Datum::List(Vec::new()),
+        FieldType::Struct(inner) => empty_struct(inner),
+        FieldType::NullableStr | FieldType::NullableArray(_) | FieldType::NullableStruct(_) => {
+            Datum::Null
+        }
+    };
+    Datum::Struct(
+        fields
+            .iter()
+            .map(|f| {
+                let value = if f.tag.is_some() {
+                    absent_tagged_field(&f.ty)
+                } else {
+                    zero(&f.ty)
+                };
+                (f.name, value)
+            })
+            .collect(),
+    )
 }
 
 /// The `(tag, bytes)` pairs of a struct's [`UNKNOWN_TAGGED_FIELDS`] field.
@@ -343,8 +387,24 @@ fn decode_array(r: &mut Reader<'_>, inner: &'static FieldType, nullable: bool) -
     Ok(Datum::List(items))
 }
 
+/// Where [`encode_struct`] writes the tagged fields a struct's schema does not declare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnknownTags {
+    /// Among the known ones in tag order, as Kafka writes them; refused unless their tags
+    /// strictly increase and differ from the known ones', as Kafka's writers refuse them.
+    InTagOrder,
+    /// After the known ones, in the order they were read, whatever it is: an encoding that
+    /// decodes to an equal value (how a decoded value is pickled), not one Kafka would write.
+    AsRead,
+}
+
 /// Encodes `datum`, a [`Datum::Struct`] of `fields`, as a flexible struct.
-pub fn encode_struct(out: &mut Vec<u8>, fields: &'static [FieldDef], datum: &Datum) -> Result<()> {
+pub fn encode_struct(
+    out: &mut Vec<u8>,
+    fields: &'static [FieldDef],
+    datum: &Datum,
+    unknown_tags: UnknownTags,
+) -> Result<()> {
     let Datum::Struct(values) = datum else {
         return Err(Error::InvalidArgument(
             "a struct field needs a Datum::Struct".into(),
@@ -357,23 +417,50 @@ pub fn encode_struct(out: &mut Vec<u8>, fields: &'static [FieldDef], datum: &Dat
             .map_or(&Datum::Null, |(_, v)| v)
     };
     for f in fields.iter().filter(|f| f.tag.is_none()) {
-        encode_field(out, &f.ty, value_of(f.name), f.name)?;
+        encode_field(out, &f.ty, value_of(f.name), f.name, unknown_tags)?;
     }
-    // A null tagged field is left out (the reader takes its default), except a nullable
-    // struct: Kafka's default for one is an empty struct, so null is written, as its marker.
-    let present = fields.iter().filter(|f| {
-        f.tag.is_some()
-            && (*value_of(f.name) != Datum::Null || matches!(f.ty, FieldType::NullableStruct(_)))
-    });
-    let mut section = unknown_tagged_fields(value_of(UNKNOWN_TAGGED_FIELDS))?;
+    // A tagged field at its default is left out: the reader takes the default back.
+    let present = fields
+        .iter()
+        .filter(|f| f.tag.is_some() && *value_of(f.name) != absent_tagged_field(&f.ty));
+    let mut section = Vec::new();
     for f in present {
         let mut body = Vec::new();
-        encode_field(&mut body, &f.ty, value_of(f.name), f.name)?;
+        encode_field(&mut body, &f.ty, value_of(f.name), f.name, unknown_tags)?;
         section.push((f.tag.unwrap_or_default(), body));
     }
-    // Kafka writes the known and unknown fields together, in tag order.
-    section.sort_by_key(|(tag, _)| *tag);
-    out.put_tagged_fields(&section)
+    let unknown = unknown_tagged_fields(value_of(UNKNOWN_TAGGED_FIELDS))?;
+    match unknown_tags {
+        UnknownTags::AsRead => {
+            section.extend(unknown);
+            put_tags_as_given(out, &section);
+            Ok(())
+        }
+        UnknownTags::InTagOrder => {
+            check_tags(&unknown)?;
+            if let Some((tag, _)) = unknown
+                .iter()
+                .find(|(tag, _)| section.iter().any(|(known, _)| known == tag))
+            {
+                return Err(Error::InvalidArgument(format!(
+                    "unknown tagged field {tag} has the tag of a field the schema declares"
+                )));
+            }
+            section.extend(unknown);
+            section.sort_by_key(|(tag, _)| *tag);
+            out.put_tagged_fields(&section)
+        }
+    }
+}
+
+/// A tagged-field section in the order given, unchecked.
+fn put_tags_as_given(out: &mut Vec<u8>, section: &[(u32, Vec<u8>)]) {
+    out.put_uvarint(section.len() as u32);
+    for (tag, body) in section {
+        out.put_uvarint(*tag);
+        out.put_uvarint(body.len() as u32);
+        out.extend_from_slice(body);
+    }
 }
 
 fn encode_field(
@@ -381,6 +468,7 @@ fn encode_field(
     ty: &'static FieldType,
     value: &Datum,
     name: &str,
+    unknown_tags: UnknownTags,
 ) -> Result<()> {
     let mismatch =
         || Error::InvalidArgument(format!("field {name}: {value:?} does not fit {ty:?}"));
@@ -395,15 +483,15 @@ fn encode_field(
         (FieldType::Array(inner) | FieldType::NullableArray(inner), Datum::List(items)) => {
             out.put_array_len(items.len(), true);
             for item in items {
-                encode_field(out, inner, item, name)?;
+                encode_field(out, inner, item, name, unknown_tags)?;
             }
         }
         (FieldType::NullableArray(_), Datum::Null) => out.put_uvarint(0),
-        (FieldType::Struct(fields), v) => encode_struct(out, fields, v)?,
+        (FieldType::Struct(fields), v) => encode_struct(out, fields, v, unknown_tags)?,
         (FieldType::NullableStruct(_), Datum::Null) => out.put_uvarint(0),
         (FieldType::NullableStruct(fields), v) => {
             out.put_uvarint(1);
-            encode_struct(out, fields, v)?;
+            encode_struct(out, fields, v, unknown_tags)?;
         }
         _ => return Err(mismatch()),
     }
@@ -442,7 +530,7 @@ mod tests {
         let d = decode_struct(&mut r, schema).unwrap();
         assert!(r.is_empty());
         let mut again = Vec::new();
-        encode_struct(&mut again, schema, &d).unwrap();
+        encode_struct(&mut again, schema, &d, UnknownTags::InTagOrder).unwrap();
         assert_eq!(again, body);
         d
     }
@@ -489,8 +577,33 @@ mod tests {
                 ])]),
             ),
         ]);
-        let err = encode_struct(&mut Vec::new(), schema, &clash).unwrap_err();
+        let err =
+            encode_struct(&mut Vec::new(), schema, &clash, UnknownTags::InTagOrder).unwrap_err();
+        assert!(err.to_string().contains("has the tag of a field"), "{err}");
+    }
+
+    #[test]
+    fn unknown_tags_out_of_order_are_refused_for_kafka_and_kept_as_read_for_a_copy() {
+        let (_, schema) = value_schema(3).unwrap();
+        // Unknown tags 9 then 5, which Kafka reads but its writers refuse.
+        let body = hex("0000000a 02 09 01 61 05 01 62");
+        let d = decode_struct(&mut Reader::new(&body, 0), schema).unwrap();
+        let err = encode_struct(&mut Vec::new(), schema, &d, UnknownTags::InTagOrder).unwrap_err();
         assert!(err.to_string().contains("strictly increasing"), "{err}");
+        let mut copy = Vec::new();
+        encode_struct(&mut copy, schema, &d, UnknownTags::AsRead).unwrap();
+        assert_eq!(copy, body);
+        assert_eq!(
+            decode_struct(&mut Reader::new(&copy, 0), schema).unwrap(),
+            d
+        );
+        // A known tag given twice keeps its last value, as Kafka's readers do.
+        let twice = hex("0000000a 02 00 08 0000000000000007 00 08 0000000000000008");
+        let Datum::Struct(fields) = decode_struct(&mut Reader::new(&twice, 0), schema).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(fields[1], ("metadata_hash", Datum::Int(8)));
     }
 
     #[test]
@@ -568,8 +681,30 @@ mod tests {
         assert_eq!(fields[8], ("classic_member_metadata", Datum::Null));
         let (_, schema) = value_schema(5).unwrap();
         let mut again = Vec::new();
-        encode_struct(&mut again, schema, &Datum::Struct(fields)).unwrap();
+        encode_struct(
+            &mut again,
+            schema,
+            &Datum::Struct(fields),
+            UnknownTags::InTagOrder,
+        )
+        .unwrap();
         assert_eq!(again, body, "written as Kafka writes it");
+
+        // Without tag 0 the field takes Kafka's default, an empty struct, and stays left out.
+        let without = hex("00 00 02 63 02 68 02 02 74 00 00000fa0 08 756e69666f726d 00");
+        let Datum::Struct(fields) = decode(5, &without) else {
+            panic!()
+        };
+        assert_eq!(
+            fields[8],
+            (
+                "classic_member_metadata",
+                Datum::Struct(vec![
+                    ("session_timeout_ms", Datum::Int(0)),
+                    ("supported_protocols", Datum::List(vec![]))
+                ])
+            )
+        );
     }
 
     #[test]

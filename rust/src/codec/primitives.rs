@@ -330,6 +330,24 @@ impl<'a> TaggedSection<'a> {
     }
 }
 
+/// Refuses tagged fields Kafka's writers refuse: tags that do not strictly increase, and tags
+/// above Java's largest `int` (which a Kafka reader takes for negative numbers).
+pub fn check_tags(fields: &[(u32, Vec<u8>)]) -> Result<()> {
+    if let Some((tag, _)) = fields.iter().find(|(tag, _)| *tag > i32::MAX as u32) {
+        return Err(Error::InvalidArgument(format!(
+            "tagged field {tag} is above the largest tag Kafka writes, {}",
+            i32::MAX
+        )));
+    }
+    match fields.windows(2).find(|pair| pair[0].0 >= pair[1].0) {
+        Some(pair) => Err(Error::InvalidArgument(format!(
+            "tagged field {} follows tagged field {}: tags must be strictly increasing",
+            pair[1].0, pair[0].0
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// True when every byte is below 0x80. Names in this log are short: a word (or two
 /// overlapping words) at a time with no byte loop for the tail, which is where the standard
 /// check spends a name's time.
@@ -435,12 +453,7 @@ impl Writer for Vec<u8> {
         }
     }
     fn put_tagged_fields(&mut self, fields: &[(u32, Vec<u8>)]) -> Result<()> {
-        if let Some(pair) = fields.windows(2).find(|pair| pair[0].0 >= pair[1].0) {
-            return Err(Error::InvalidArgument(format!(
-                "tagged field {} follows tagged field {}: tags must be strictly increasing",
-                pair[1].0, pair[0].0
-            )));
-        }
+        check_tags(fields)?;
         self.put_uvarint(fields.len() as u32);
         for (tag, bytes) in fields {
             let size = u32::try_from(bytes.len())

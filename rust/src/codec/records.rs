@@ -742,16 +742,7 @@ pub fn encode_value(value: &Value) -> Result<Vec<u8>> {
             })?;
         }
         Value::ConsumerGroup(v) => {
-            let (_, fields) = consumer_group::value_schema(v.record_type)
-                .filter(|_| v.version == 0)
-                .ok_or_else(|| {
-                    Error::UnsupportedVersion(format!(
-                        "consumer-group record type {} version {}",
-                        v.record_type, v.version
-                    ))
-                })?;
-            out.put_i16(0);
-            consumer_group::encode_struct(&mut out, fields, &v.fields)?;
+            return encode_consumer_group_value(v, consumer_group::UnknownTags::InTagOrder)
         }
         Value::Opaque(v) => {
             if let Some(version) = v.version {
@@ -761,6 +752,31 @@ pub fn encode_value(value: &Value) -> Result<Vec<u8>> {
         }
     }
     Ok(out)
+}
+
+/// Encodes a consumer-group value, its undeclared tagged fields placed as `unknown_tags` says.
+pub fn encode_consumer_group_value(
+    v: &ConsumerGroupValue,
+    unknown_tags: consumer_group::UnknownTags,
+) -> Result<Vec<u8>> {
+    let (_, fields) = consumer_group::value_schema(v.record_type)
+        .filter(|_| v.version == 0)
+        .ok_or_else(|| {
+            Error::UnsupportedVersion(format!(
+                "consumer-group record type {} version {}",
+                v.record_type, v.version
+            ))
+        })?;
+    let mut out = Vec::new();
+    out.put_i16(0);
+    consumer_group::encode_struct(&mut out, fields, &v.fields, unknown_tags)?;
+    Ok(out)
+}
+
+/// True for the record types whose keys this codec decodes (0 to 8, 16); values of the
+/// others pass through opaque.
+pub fn is_known_record_type(record_type: i16) -> bool {
+    (0..=2).contains(&record_type) || consumer_group::key_second_field(record_type).is_some()
 }
 
 fn encode_member(out: &mut Vec<u8>, m: &MemberMetadata, version: i16) -> Result<()> {

@@ -87,18 +87,27 @@ impl Input<'_> {
 }
 
 /// The error for input that is no buffer of bytes: naming the format of a buffer of other
-/// items (`memoryview.cast('I')`), else the type.
+/// items (`memoryview.cast('I')`, an `array('I')`), passing on why a buffer cannot be read (a
+/// released memoryview), else naming the type.
 fn not_a_byte_buffer(obj: &Bound<'_, PyAny>) -> PyErr {
-    let format = obj
-        .cast::<pyo3::types::PyMemoryView>()
-        .ok()
-        .and_then(|view| view.getattr("format").ok())
-        .and_then(|format| format.extract::<String>().ok());
-    match format {
-        Some(format) => PyTypeError::new_err(format!(
-            "expected a buffer of bytes, not a memoryview of format '{format}' (use .cast('B'))"
-        )),
-        None => PyTypeError::new_err(format!(
+    let py = obj.py();
+    let view = py
+        .import("builtins")
+        .and_then(|builtins| builtins.getattr("memoryview"))
+        .and_then(|memoryview| memoryview.call1((obj,)));
+    match view {
+        Ok(view) => {
+            let format = view
+                .getattr("format")
+                .and_then(|f| f.extract::<String>())
+                .unwrap_or_default();
+            PyTypeError::new_err(format!(
+                "expected a buffer of bytes, not a buffer of format '{format}' \
+                 (memoryview(data).cast('B') reads its bytes)"
+            ))
+        }
+        Err(err) if !err.is_instance_of::<PyTypeError>(py) => err,
+        Err(_) => PyTypeError::new_err(format!(
             "expected bytes, bytearray or memoryview, not {}",
             obj.get_type()
                 .name()
@@ -1058,6 +1067,13 @@ impl OpaqueValue {
             ))
             .into());
         }
+        if version.is_none() && records::is_known_record_type(record_type) {
+            return Err(Error::InvalidArgument(format!(
+                "an OpaqueValue without a version is a value of an unknown record type; a \
+                 type-{record_type} value shorter than 2 bytes does not decode"
+            ))
+            .into());
+        }
         Ok(OpaqueValue {
             record_type,
             version,
@@ -1225,11 +1241,13 @@ impl ConsumerGroupValue {
         datum_to_py(py, &self.fields)
     }
 
-    /// Made again from its encoding: the fields are decoded by the record type's schema.
+    /// Made again from its encoding: the fields are decoded by the record type's schema. The
+    /// encoding keeps undeclared tagged fields in the order they were read, so that a value
+    /// Kafka's writers would refuse (tags out of order) still copies to an equal one.
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
         let py = slf.py();
         let v = slf.get();
-        let data = records::encode_value(&Value::ConsumerGroup(v.clone()))?;
+        let data = records::encode_consumer_group_value(v, consumer_group::UnknownTags::AsRead)?;
         by_from_fields(slf, (v.record_type, bytes(py, &data)).into_pyobject(py)?)
     }
 
@@ -2129,6 +2147,11 @@ impl OwnedInput {
             OwnedInput::Owned(v) => v,
         }
     }
+
+    /// Lets the input go once an iterator is done with it: a `memoryview` can then be released.
+    fn release(&mut self) {
+        *self = OwnedInput::Owned(Vec::new());
+    }
 }
 
 /// The decoded records of a log, one at a time: batches are decoded a chunk (about 256 KB of
@@ -2177,12 +2200,14 @@ impl RecordIterator {
                 return Ok(Some(record));
             }
             let mut out = Vec::new();
-            // SAFETY: the iterator holds `data` whole and unchanged, and its `Drop` stops the
-            // decode before `data` goes.
+            // SAFETY: the iterator holds `data` whole and unchanged until the decode is finished
+            // (when `next_chunk` gives false, it has stopped and reads no more), and its `Drop`
+            // stops the decode before `data` goes.
             if !unsafe {
                 this.decode
                     .next_chunk(py, this.data.as_slice(py), &mut out)?
             } {
+                this.data.release();
                 return end_of_log(
                     py,
                     this.decode.error.take(),
@@ -2252,6 +2277,8 @@ impl BatchIterator {
             }
             let data = this.data.as_slice(py);
             if this.next == data.len() {
+                this.data.release();
+                this.next = 0;
                 return end_of_log(
                     py,
                     this.error.take(),
