@@ -2200,13 +2200,15 @@ impl RecordIterator {
                 return Ok(Some(record));
             }
             let mut out = Vec::new();
-            // SAFETY: the iterator holds `data` whole and unchanged until the decode is finished
-            // (when `next_chunk` gives false, it has stopped and reads no more), and its `Drop`
-            // stops the decode before `data` goes.
+            // SAFETY: the iterator holds `data` whole and unchanged until the decode is stopped:
+            // here, before `data` is let go at the end, and in its `Drop`.
             if !unsafe {
                 this.decode
                     .next_chunk(py, this.data.as_slice(py), &mut out)?
             } {
+                // Finished, the decode has stopped already, unless an error ended the chunk
+                // before (a failed allocation): stopping is then what keeps `data` unread.
+                this.decode.stop();
                 this.data.release();
                 return end_of_log(
                     py,
