@@ -912,7 +912,7 @@ def test_damage_inside_a_compressed_batch_is_named_at_a_byte_of_the_input() -> N
 
 def test_buffers_of_every_kind() -> None:
     for data in (SEGMENT, bytearray(SEGMENT), memoryview(SEGMENT), memoryview(bytearray(SEGMENT)),
-                 memoryview(b"xx" + SEGMENT)[2:]):
+                 memoryview(b"xx" + SEGMENT)[2:], memoryview(SEGMENT).cast("b"), array.array("b", SEGMENT)):
         assert codec.decode_records(data) == codec.decode_records(SEGMENT)
         assert list(codec.iter_records(data)) == codec.decode_records(SEGMENT)
         assert codec.decode_arrow(data) == codec.decode_arrow(SEGMENT)

@@ -252,6 +252,15 @@ pub fn decode_struct(r: &mut Reader<'_>, fields: &'static [FieldDef]) -> Result<
             Some(f) => {
                 // A tag given twice keeps its last value, as Kafka's readers do.
                 let value = decode_field(&mut sub, &f.ty)?;
+                if !sub.is_empty() {
+                    // Kafka reads a known field from the stream, not from its size: it would
+                    // take these bytes for the next field.
+                    return Err(sub.corrupt(format!(
+                        "{} bytes after tagged field {} within its size",
+                        sub.remaining(),
+                        f.name
+                    )));
+                }
                 found.retain(|(name, _)| *name != f.name);
                 found.push((f.name, value));
             }
@@ -604,6 +613,14 @@ mod tests {
             panic!()
         };
         assert_eq!(fields[1], ("metadata_hash", Datum::Int(8)));
+        // A known tagged field whose size holds more than the field.
+        let longer = hex("0000000a 01 00 09 0000000000000007 ff");
+        let err = decode_struct(&mut Reader::new(&longer, 0), schema).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("1 bytes after tagged field metadata_hash"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -111,7 +111,7 @@ impl<'a> Reader<'a> {
         }
         Err(Error::Corrupt {
             position: start,
-            reason: "unsigned varint longer than 5 bytes".into(),
+            reason: "unsigned varint longer than 5 bytes or above 32 bits".into(),
         })
     }
 
@@ -561,6 +561,9 @@ mod tests {
         ));
         let eleven = [0x80u8; 11];
         assert!(Reader::new(&eleven, 0).varlong().is_err());
+        let above_32_bits = [0x80u8, 0x80, 0x80, 0x80, 0x10];
+        let err = Reader::new(&above_32_bits, 0).uvarint().unwrap_err();
+        assert!(err.to_string().contains("above 32 bits"), "{err}");
     }
 
     #[test]

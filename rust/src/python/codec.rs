@@ -73,8 +73,13 @@ impl Input<'_> {
         if let Some(view) = ImmutableView::of(obj) {
             return Ok(Input::View(view));
         }
-        let buffer = PyBuffer::<u8>::get(obj).map_err(|_| not_a_byte_buffer(obj))?;
-        Ok(Input::Owned(buffer.to_vec(obj.py())?))
+        if let Ok(buffer) = PyBuffer::<u8>::get(obj) {
+            return Ok(Input::Owned(buffer.to_vec(obj.py())?));
+        }
+        // Signed bytes (`array('b')`, `memoryview.cast('b')`) are bytes too.
+        let buffer = PyBuffer::<i8>::get(obj).map_err(|_| not_a_byte_buffer(obj))?;
+        let signed = buffer.to_vec(obj.py())?;
+        Ok(Input::Owned(signed.into_iter().map(|b| b as u8).collect()))
     }
 
     fn as_slice(&self) -> &[u8] {
