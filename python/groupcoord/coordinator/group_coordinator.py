@@ -1109,7 +1109,9 @@ class GroupCoordinator:
             partition_errors.update({tp: Errors.NONE for tp in eligible})
             callback(Errors.NONE, partition_errors)
 
-        self.manager.write_tombstones(group_id, stored, with_group=False, callback=deleted)
+        # As Kafka's: an Empty group left without offsets is removed (Dead, its metadata
+        # tombstoned) at once, not at the next expiration check.
+        self._cleanup_group(group, stored, callback=deleted)
 
     def handle_deleted_partitions(self, partitions: Iterable[TopicPartition]) -> None:
         """Topics were deleted: forget every group's offsets of their partitions."""
@@ -1175,29 +1177,38 @@ class GroupCoordinator:
         groups: Iterable[ClassicGroup],
         selector: Callable[[ClassicGroup], list[TopicPartition]],
     ) -> int:
-        removed = 0
-        for group in groups:
-            if not self.manager.is_group_local(group.group_id):
-                continue
-            expired = selector(group)
-            remaining = self.manager.offsets.num_offsets(group.group_id) - len(expired)
-            offsets = self.manager.offsets
-            group_is_dead = (
-                group.is_in(GroupState.EMPTY)
-                and remaining == 0
-                and not offsets.open_transactions(group.group_id)
-                and not offsets.has_commits_in_flight(group.group_id)
-            )
-            if group_is_dead:
-                log.info("Group %s transitioned to Dead in generation %d",
-                         group.group_id, group.generation_id)
-                group.transition_to(GroupState.DEAD)
-                self.manager.remove_group(group)
-            # A group only storing offsets (generation 0) never wrote metadata to tombstone.
-            removed += self.manager.write_tombstones(
-                group.group_id, expired, with_group=group_is_dead and group.generation_id > 0
-            )
-        return removed
+        return sum(
+            self._cleanup_group(group, selector(group))
+            for group in groups
+            if self.manager.is_group_local(group.group_id)
+        )
+
+    def _cleanup_group(
+        self,
+        group: ClassicGroup,
+        removed_offsets: list[TopicPartition],
+        callback: Callable[[Errors], None] | None = None,
+    ) -> int:
+        """Tombstones ``removed_offsets`` of ``group``; an Empty group left without offsets
+        becomes Dead and its metadata is tombstoned too. Returns how many offsets."""
+        offsets = self.manager.offsets
+        remaining = offsets.num_offsets(group.group_id) - len(removed_offsets)
+        group_is_dead = (
+            group.is_in(GroupState.EMPTY)
+            and remaining == 0
+            and not offsets.open_transactions(group.group_id)
+            and not offsets.has_commits_in_flight(group.group_id)
+        )
+        if group_is_dead:
+            log.info("Group %s transitioned to Dead in generation %d",
+                     group.group_id, group.generation_id)
+            group.transition_to(GroupState.DEAD)
+            self.manager.remove_group(group)
+        # A group only storing offsets (generation 0) never wrote metadata to tombstone.
+        return self.manager.write_tombstones(
+            group.group_id, removed_offsets,
+            with_group=group_is_dead and group.generation_id > 0, callback=callback,
+        )
 
     # --- partition immigration and emigration -----------------------------------------------
 
