@@ -335,23 +335,22 @@ fn unknown_tagged_fields(value: &Datum) -> Result<Vec<(u32, Vec<u8>)>> {
     };
     items
         .iter()
-        .map(|item| match item {
-            Datum::Struct(entry) => {
-                let get = |name: &str| entry.iter().find(|(n, _)| *n == name).map(|(_, v)| v);
-                match (get("tag"), get("data")) {
-                    (Some(Datum::Int(tag)), Some(Datum::Bytes(data))) => u32::try_from(*tag)
-                        .map(|tag| (tag, data.clone()))
-                        .map_err(|_| {
-                            Error::InvalidArgument(format!("tagged field tag {tag} out of range"))
-                        }),
-                    _ => Err(Error::InvalidArgument(format!(
-                        "field {UNKNOWN_TAGGED_FIELDS}: {item:?} is not {{tag, data}}"
-                    ))),
-                }
+        .map(|item| {
+            let entry = match item {
+                Datum::Struct(entry) => entry.as_slice(),
+                _ => &[],
+            };
+            let get = |name: &str| entry.iter().find(|(n, _)| *n == name).map(|(_, v)| v);
+            match (get("tag"), get("data")) {
+                (Some(Datum::Int(tag)), Some(Datum::Bytes(data))) => u32::try_from(*tag)
+                    .map(|tag| (tag, data.clone()))
+                    .map_err(|_| {
+                        Error::InvalidArgument(format!("tagged field tag {tag} out of range"))
+                    }),
+                _ => Err(Error::InvalidArgument(format!(
+                    "field {UNKNOWN_TAGGED_FIELDS}: {item:?} is not {{tag, data}}"
+                ))),
             }
-            other => Err(Error::InvalidArgument(format!(
-                "field {UNKNOWN_TAGGED_FIELDS}: {other:?} is not {{tag, data}}"
-            ))),
         })
         .collect()
 }
@@ -442,8 +441,7 @@ pub fn encode_struct(
     match unknown_tags {
         UnknownTags::AsRead => {
             section.extend(unknown);
-            put_tags_as_given(out, &section);
-            Ok(())
+            out.put_tagged_fields_as_given(&section)
         }
         UnknownTags::InTagOrder => {
             check_tags(&unknown)?;
@@ -459,16 +457,6 @@ pub fn encode_struct(
             section.sort_by_key(|(tag, _)| *tag);
             out.put_tagged_fields(&section)
         }
-    }
-}
-
-/// A tagged-field section in the order given, unchecked.
-fn put_tags_as_given(out: &mut Vec<u8>, section: &[(u32, Vec<u8>)]) {
-    out.put_uvarint(section.len() as u32);
-    for (tag, body) in section {
-        out.put_uvarint(*tag);
-        out.put_uvarint(body.len() as u32);
-        out.extend_from_slice(body);
     }
 }
 

@@ -400,6 +400,9 @@ pub trait Writer {
     /// A tagged-field section of `fields`, which Kafka requires in strictly increasing tag
     /// order (its writers refuse any other, as this one does).
     fn put_tagged_fields(&mut self, fields: &[(u32, Vec<u8>)]) -> Result<()>;
+    /// A tagged-field section of `fields` in the order given, whatever it is: not one Kafka
+    /// writes unless [`check_tags`] accepts it.
+    fn put_tagged_fields_as_given(&mut self, fields: &[(u32, Vec<u8>)]) -> Result<()>;
 }
 
 impl Writer for Vec<u8> {
@@ -454,6 +457,9 @@ impl Writer for Vec<u8> {
     }
     fn put_tagged_fields(&mut self, fields: &[(u32, Vec<u8>)]) -> Result<()> {
         check_tags(fields)?;
+        self.put_tagged_fields_as_given(fields)
+    }
+    fn put_tagged_fields_as_given(&mut self, fields: &[(u32, Vec<u8>)]) -> Result<()> {
         self.put_uvarint(fields.len() as u32);
         for (tag, bytes) in fields {
             let size = u32::try_from(bytes.len())
