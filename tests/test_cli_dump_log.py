@@ -162,13 +162,43 @@ def test_output_that_cannot_be_written_is_named_without_a_traceback(tmp_path: Pa
     assert result.stderr == "groupcoord dump-log: cannot write the output: No space left on device\n"
 
 
-def test_missing_file(tmp_path: Path) -> None:
-    result = run(str(tmp_path / "nope.log"), str(tmp_path))
+def test_missing_file_and_a_directory_without_segments(tmp_path: Path) -> None:
+    empty = tmp_path / "__consumer_offsets-3"
+    empty.mkdir()
+    (empty / "leader-epoch-checkpoint").write_text("0\n0\n")
+    result = run(str(tmp_path / "nope.log"), str(empty))
     assert result.returncode == 1
     assert result.stderr.splitlines() == [
         f"groupcoord dump-log: {tmp_path / 'nope.log'}: No such file or directory",
-        f"groupcoord dump-log: {tmp_path}: Is a directory",
+        f"groupcoord dump-log: {empty}: no log segments (.log files) in this directory",
     ]
+
+
+def test_a_directory_stands_for_its_segments_in_offset_order(tmp_path: Path) -> None:
+    """A partition directory as a broker leaves it (side files skipped, segments by base
+    offset), and a broker's log directory (every ``__consumer_offsets-N`` by partition, other
+    topics' partitions left out)."""
+    first = segment_dir(tmp_path, SEGMENT, partition=12)
+    second = first.parent / "00000000000000000004.log"
+    second.write_bytes(consumer_group_batch())
+    first.with_suffix(".index").write_bytes(bytes(8))
+    (first.parent / "leader-epoch-checkpoint").write_text("0\n0\n")
+    other = segment_dir(tmp_path, SEGMENT, partition=2)
+    (tmp_path / "orders-0").mkdir()
+    (tmp_path / "orders-0" / "00000000000000000000.log").write_bytes(SEGMENT)
+
+    result = run(str(first.parent))
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(line["file"], line["offset"]) for line in lines] == (
+        [(str(first), offset) for offset in range(4)] + [(str(second), 4)])
+
+    result = run(str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(line["partition"], line["offset"]) for line in lines] == (
+        [(2, offset) for offset in range(4)] + [(12, offset) for offset in range(5)])
+    assert {line["file"] for line in lines} == {str(other), str(first), str(second)}
 
 
 def test_every_file_of_a_broker_partition_directory_is_named_or_decoded(tmp_path: Path) -> None:

@@ -28,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
         description=dump_log.__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    dump.add_argument("files", nargs="+", metavar="FILE", help="segment (.log) files")
+    dump.add_argument("files", nargs="+", metavar="FILE",
+                      help="segment (.log) files, or directories: a partition's, or a broker's log directory")
     dump.add_argument("--no-decode", action="store_true",
                       help="print raw batches (header fields, base64 keys and values)")
     dump.add_argument("--stop-at-corruption", action="store_true",

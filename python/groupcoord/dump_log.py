@@ -17,6 +17,11 @@ Like Kafka's ``kafka-dump-log --offsets-decoder``, from our codec. Each line hol
 
 With ``--no-decode`` each line is a batch instead: its header fields and its records' raw
 keys and values (base64).
+
+A directory argument stands for its segments in (partition, base offset) order: a partition
+directory's, or those of every ``__consumer_offsets-N`` directory of a broker's log directory,
+as log recovery would arrange them (a cleaning's committed ``.log.swap`` in place of the
+segments it replaces).
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from groupcoord import codec
+from groupcoord.storage.partition import directory_segments
 
 
 def _base64(value: Any) -> str:
@@ -124,12 +130,29 @@ def _lines(path: Path, decode: bool) -> Iterator[Any]:
     return (batch_json(str(path), batch) for batch in batches)
 
 
+def _expand_directories(paths: list[Path], err: TextIO) -> Iterator[Path | None]:
+    """Each path, a directory replaced by its segments; None (after naming it on ``err``)
+    for a directory that has none."""
+    for path in paths:
+        if not path.is_dir():
+            yield path
+            continue
+        segments = directory_segments(path)
+        if not segments:
+            print(f"groupcoord dump-log: {path}: no log segments (.log files) in this directory", file=err)
+            yield None
+        yield from segments
+
+
 def dump(paths: list[Path], *, decode: bool, stop_at_corruption: bool, out: TextIO, err: TextIO) -> int:
     """Prints every file's lines; returns the exit status: 1 if a file was missing, or
     corrupt (after printing the records before the corruption) unless
     ``stop_at_corruption``."""
     status = 0
-    for path in paths:
+    for path in _expand_directories(paths, err):
+        if path is None:
+            status = 1
+            continue
         if side_file := kafka_side_file(path):
             print(f"groupcoord dump-log: {path}: a Kafka {side_file}, not a log segment: "
                   "dump-log reads the .log files", file=err)

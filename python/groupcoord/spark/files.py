@@ -26,7 +26,7 @@ from pathlib import Path
 
 from groupcoord import codec
 from groupcoord.storage.index import OffsetIndex
-from groupcoord.storage.partition import effective_segments, partition_directories, partition_of_directory
+from groupcoord.storage.partition import directory_segments, partition_of_directory
 from groupcoord.storage.segment import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
@@ -81,13 +81,9 @@ def find_segments(paths: Iterable[str]) -> list[Segment]:
 
 
 def _segment_files(path: Path) -> list[Path]:
-    if not path.is_dir():
-        return [path] if path.name.endswith(LOG_SUFFIX) else []
-    if partition_of_directory(path) < 0:
-        partitions = partition_directories(path)
-        if partitions:
-            return [f for _, d in sorted(partitions.items()) for f in _segment_files(d)]
-    return [file for _, file in effective_segments(path)]
+    if path.is_dir():
+        return directory_segments(path)
+    return [path] if path.name.endswith(LOG_SUFFIX) else []
 
 
 def _segment(path: Path) -> Segment:

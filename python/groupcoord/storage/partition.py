@@ -168,6 +168,18 @@ def effective_segments(directory: Path) -> list[tuple[int, Path]]:
     return sorted(effective.items())
 
 
+def directory_segments(directory: Path) -> list[Path]:
+    """The segment files under a directory, in (partition, base offset) order: a broker's log
+    directory's ``__consumer_offsets-N`` partitions, each read as :func:`effective_segments`
+    arranges it, or those of the directory itself when it is a partition directory or holds
+    no partition directories."""
+    if partition_of_directory(directory) < 0:
+        partitions = partition_directories(directory)
+        if partitions:
+            return [f for _, d in sorted(partitions.items()) for _, f in effective_segments(d)]
+    return [file for _, file in effective_segments(directory)]
+
+
 class PartitionLog:
     """The segments of one partition, the last one active.
 
