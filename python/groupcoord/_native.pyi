@@ -541,8 +541,10 @@ def iter_segment_batches(path: str | PathLike[str], *, stop_at_corruption: bool 
 def valid_prefix_length(data: _Buffer) -> int:
     """Bytes at the start of ``data`` that are whole, valid batches (where recovery truncates).
 
-    Valid as Kafka's log recovery sees a batch: framing, CRC and compression. A batch whose
-    records' keys or values do not decode counts, though the record decoders stop before it."""
+    Valid as Kafka's log recovery sees a batch (framing, CRC), and beyond what it checks, a
+    batch whose records decompress and are framed as their count says: a Kafka broker refuses
+    to append any other. A batch whose records' keys or values do not decode counts, though
+    the record decoders stop before it."""
 
 def checksum_batches(data: _Buffer) -> int:
     """Benchmark ceiling: the CRC-32C of every batch and nothing else (no parsing, no

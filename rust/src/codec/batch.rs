@@ -27,6 +27,7 @@
 //! Segment files and fetch responses are plain concatenations of batches; every magic starts
 //! with the same 17 bytes (offset, length, leader epoch, magic), so a reader peeks the magic.
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::mpsc;
 
@@ -76,13 +77,14 @@ pub struct RecordRef<'a> {
 }
 
 impl<'a> RecordRef<'a> {
-    /// The record's headers, (name, value).
-    pub fn headers(&self) -> Result<Vec<(&'a str, Option<&'a [u8]>)>> {
+    /// The record's headers, (name, value). A name that is not UTF-8 reads as Kafka reads it
+    /// (`Utils.utf8`): invalid sequences become U+FFFD.
+    pub fn headers(&self) -> Result<Vec<(Cow<'a, str>, Option<&'a [u8]>)>> {
         let mut out = Vec::with_capacity(self.header_count);
         read_headers(
             &mut Reader::new(self.headers, self.headers_position),
             self.header_count,
-            |name, value| out.push((name, value)),
+            |name, value| out.push((String::from_utf8_lossy(name), value)),
         )?;
         Ok(out)
     }
@@ -96,7 +98,7 @@ impl<'a> RecordRef<'a> {
             headers: self
                 .headers()?
                 .into_iter()
-                .map(|(k, v)| (k.to_owned(), v.map(<[u8]>::to_vec)))
+                .map(|(k, v)| (k.into_owned(), v.map(<[u8]>::to_vec)))
                 .collect(),
         })
     }
@@ -903,17 +905,13 @@ fn read_record<'a>(
 fn read_headers<'a>(
     r: &mut Reader<'a>,
     count: usize,
-    mut header: impl FnMut(&'a str, Option<&'a [u8]>),
+    mut header: impl FnMut(&'a [u8], Option<&'a [u8]>),
 ) -> Result<()> {
     for _ in 0..count {
         let at = r.position();
         let name = varint_bytes(r, "header key")?.ok_or_else(|| Error::Corrupt {
             position: at,
             reason: "null header key".into(),
-        })?;
-        let name = std::str::from_utf8(name).map_err(|_| Error::Corrupt {
-            position: at,
-            reason: "header key is not UTF-8".into(),
         })?;
         header(name, varint_bytes(r, "header value")?);
     }
@@ -1768,6 +1766,29 @@ mod tests {
                 .is_ok(),
             "dropping a pipeline left its filler running"
         );
+    }
+
+    #[test]
+    fn a_header_key_that_is_not_utf8_reads_as_kafka_reads_it() {
+        let headers = [("~".to_string(), Some(b"v".to_vec()))];
+        let record = RecordToWrite {
+            offset: 0,
+            timestamp: 1,
+            key: Some(b"k"),
+            value: Some(b"v"),
+            headers: &headers,
+        };
+        let mut batch = write_records(&BatchHeader::plain(0, 1), 0, None, &[record]).unwrap();
+        let at = batch.iter().rposition(|&b| b == b'~').unwrap();
+        batch[at] = 0xff;
+        let crc = crc32c::crc32c(&batch[ATTRIBUTES_OFFSET..]);
+        batch[CRC_OFFSET..ATTRIBUTES_OFFSET].copy_from_slice(&crc.to_be_bytes());
+
+        assert_eq!(valid_prefix_length(&batch), batch.len());
+        let parsed = read_batches(&batch, 0);
+        assert!(parsed.error.is_none());
+        let headers = &parsed.batches[0].records[0].headers;
+        assert_eq!(headers, &[("\u{fffd}".to_string(), Some(b"v".to_vec()))]);
     }
 
     #[test]
