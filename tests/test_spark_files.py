@@ -60,6 +60,19 @@ def test_every_path_form(tmp_path: Path) -> None:
         find_segments([str(tmp_path / "nowhere")])
 
 
+def test_copies_of_one_partition_from_two_brokers_are_refused(tmp_path: Path) -> None:
+    """``__consumer_offsets`` is replicated: each broker's log directory holds the same
+    partitions, and reading two would give every record twice."""
+    for broker in ("broker-1", "broker-2"):
+        write_log_dir(tmp_path / broker, {0: commits(3).batches, 5: commits(3).batches})
+    with pytest.raises(ValueError, match=(
+            f"partition 0 is in two directories, {tmp_path / 'broker-1' / '__consumer_offsets-0'} and "
+            f"{tmp_path / 'broker-2' / '__consumer_offsets-0'} .*read one copy of each partition")):
+        find_segments([str(tmp_path / "broker-*")])
+    one_each = [str(tmp_path / "broker-1" / "__consumer_offsets-0"), str(tmp_path / "broker-2" / "__consumer_offsets-5")]
+    assert [s.partition for s in find_segments(one_each)] == [0, 5]
+
+
 def test_big_segment_splits_at_boundaries_with_or_without_index(tmp_path: Path) -> None:
     log = commits(400)
     [path] = write_log_dir(tmp_path, {3: log.batches})

@@ -114,8 +114,11 @@ class Compactor:
         for partition, first, last in zip(*(spans.column(c).to_pylist()
                                             for c in ("partition", "offset_min", "offset_max"))):
             if first <= self._last_offsets.get(partition, -2):
+                hint = (" (segments outside a __consumer_offsets-N directory all count as partition -1: "
+                        "name their directories by partition)" if partition == -1 else "")
                 raise ValueError(f"rows of log partition {partition} are not in offset order: offset {first} "
-                                 f"after {self._last_offsets[partition]}")
+                                 f"after {self._last_offsets[partition]}: the compacted view reads each "
+                                 f"partition's log once, in offset order{hint}")
             self._last_offsets[partition] = last
         self._buffer.append(rows)
         self._buffered += rows.num_rows

@@ -67,7 +67,10 @@ def find_segments(paths: Iterable[str]) -> list[Segment]:
     ``__consumer_offsets-N`` subdirectories are read), a partition directory, a ``.log``
     file, or a glob of any of these. Ordered by (partition, base offset).
 
-    Raises FileNotFoundError for a path that names nothing.
+    Raises FileNotFoundError for a path that names nothing, and ValueError when one
+    partition's segments lie in two directories: the copies of a partition on several
+    brokers (``__consumer_offsets`` has three replicas by default) hold the same records, and
+    reading both would give each record twice.
     """
     found: dict[str, Segment] = {}
     for path in paths:
@@ -77,6 +80,17 @@ def find_segments(paths: Iterable[str]) -> list[Segment]:
         for match in matches:
             for file in _segment_files(Path(match)):
                 found.setdefault(os.path.abspath(file), _segment(file))
+    directories: dict[int, str] = {}
+    for segment in found.values():
+        if segment.partition < 0:
+            continue
+        directory = os.path.dirname(segment.path)
+        other = directories.setdefault(segment.partition, directory)
+        if other != directory:
+            first, second = sorted((other, directory))
+            raise ValueError(
+                f"consumer_offsets: partition {segment.partition} is in two directories, {first} and "
+                f"{second} (copies of it from two brokers?): read one copy of each partition")
     return sorted(found.values(), key=lambda s: (s.partition, s.base_offset, s.path))
 
 
