@@ -4,6 +4,7 @@ traceback. Each case runs the command in a subprocess."""
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -29,6 +30,40 @@ def test_inspect_of_a_log_with_a_corrupt_segment_says_where(tmp_path: Path) -> N
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     assert "00000000000000000000.log: corrupt batch at byte 0" in result.stderr
+
+
+def test_inspect_of_one_partition_directory_reads_that_partition(tmp_path: Path) -> None:
+    config = Config.from_properties({"log.cleaner.enable": False})
+    asyncio.run(write_commits(tmp_path, "g", 0, 3, config))
+    asyncio.run(write_commits(tmp_path, "h", 1, 5, config))
+    result = groupcoord("inspect", "--json", str(tmp_path / "__consumer_offsets-1"))
+    assert result.returncode == 0, result.stderr
+    assert [(o["group"], o["offset"]) for o in json.loads(result.stdout)["offsets"]] == [("h", 4)]
+    loose = tmp_path / "copied"
+    loose.mkdir()
+    for segment in (tmp_path / "__consumer_offsets-1").glob("*.log"):
+        (loose / segment.name).write_bytes(segment.read_bytes())
+    result = groupcoord("inspect", str(loose))
+    assert result.returncode == 1
+    assert result.stderr == (f"groupcoord inspect: {loose} holds segments but is not named __consumer_offsets-N, "
+                             "so their partition is unknown: give its log directory, or name it by partition\n")
+
+
+def test_inspect_output_that_cannot_be_written_ends_without_a_traceback(tmp_path: Path) -> None:
+    config = Config.from_properties({"log.cleaner.enable": False})
+    asyncio.run(write_commits(tmp_path, "g", 0, 3, config))
+    command = [sys.executable, "-m", "groupcoord.cli", "inspect", str(tmp_path), "--set", "offsets.topic.num.partitions=1"]
+    with open("/dev/full", "w") as full:
+        result = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert result.returncode == 1
+    assert result.stderr == "groupcoord inspect: cannot write the output: No space left on device\n"
+    # `inspect DIR | head`, the reader gone before the tables are written: nothing to tell.
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as process:
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.close()
+        stderr = process.stderr.read()
+        assert process.wait(timeout=60) in (0, 1)
+    assert stderr == ""
 
 
 @pytest.mark.parametrize("command", ["inspect", "serve"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from groupcoord.config import Config, read_properties
@@ -119,6 +120,23 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     return run(options)
 
 
+def _printing(command: str, run: Callable[[], int]) -> int:
+    """``run``'s exit status, with no traceback for a file that cannot be read or an output
+    that cannot be written (status 1). A reader that went away (``groupcoord dump-log FILE |
+    head``) is no error to tell; either way Python must not complain again when it flushes
+    stdout at exit."""
+    try:
+        return run()
+    except OSError as e:
+        if e.filename is not None:
+            print(f"groupcoord {command}: {e.filename}: {e.strerror or e}", file=sys.stderr)
+            return 1
+        if not isinstance(e, BrokenPipeError):
+            print(f"groupcoord {command}: cannot write the output: {e.strerror or e}", file=sys.stderr)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -130,23 +148,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "dump-log":
         from groupcoord import dump_log
 
-        try:
-            return dump_log.main(args.files, decode=not args.no_decode,
-                                 stop_at_corruption=args.stop_at_corruption)
-        except OSError as e:
-            # Files that cannot be read are reported per file inside; this is the output. A
-            # reader that went away (`dump-log FILE | head`) is no error to tell. Either way:
-            # no traceback, and no complaint from Python when it flushes stdout at exit.
-            if not isinstance(e, BrokenPipeError):
-                print(f"groupcoord dump-log: cannot write the output: {e.strerror or e}", file=sys.stderr)
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            return 1
+        return _printing("dump-log", lambda: dump_log.main(
+            args.files, decode=not args.no_decode, stop_at_corruption=args.stop_at_corruption))
     if args.command == "serve":
         return _serve(parser, args)
     if args.command == "inspect":
         from groupcoord import inspect
 
-        return inspect.main(args.data_dir, load_config(parser, args), as_json=args.json)
+        config = load_config(parser, args)
+        return _printing("inspect", lambda: inspect.main(args.data_dir, config, as_json=args.json))
     parser.error(f"unknown command {args.command!r}")
     return 2
 
