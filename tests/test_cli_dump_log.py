@@ -211,6 +211,10 @@ def test_every_file_of_a_broker_partition_directory_is_named_or_decoded(tmp_path
         log.parent / "00000000000000000004.snapshot": "producer state snapshot",
         log.parent / "leader-epoch-checkpoint": "leader epoch checkpoint",
         log.parent / "partition.metadata": "partition metadata file",
+        log.with_suffix(".index.deleted"): "offset index",
+        log.with_suffix(".timeindex.cleaned"): "time index",
+        log.with_suffix(".index.swap"): "offset index",
+        log.parent / "00000000000000000002.snapshot.deleted": "producer state snapshot",
     }
     (log.parent / "leader-epoch-checkpoint").write_text("0\n1\n0 0\n")
     (log.parent / "partition.metadata").write_text("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA\n")
@@ -223,3 +227,15 @@ def test_every_file_of_a_broker_partition_directory_is_named_or_decoded(tmp_path
         f"groupcoord dump-log: {path}: a Kafka {what}, not a log segment: dump-log reads the .log files"
         for path, what in side_files.items())
     assert [json.loads(line)["offset"] for line in result.stdout.splitlines()] == [0, 1, 2, 3]
+
+
+def test_a_segment_a_broker_is_deleting_still_prints(tmp_path: Path) -> None:
+    """Kafka renames a segment ``.log.deleted`` for ``file.delete.delay.ms`` before deleting
+    it, and a cleaning's replacement is ``.log.cleaned`` then ``.log.swap``: still segments."""
+    log = segment_dir(tmp_path, SEGMENT)
+    for suffix in (".log.deleted", ".log.cleaned", ".log.swap"):
+        renamed = log.with_suffix(suffix)
+        renamed.write_bytes(log.read_bytes())
+        result = run(str(renamed))
+        assert result.returncode == 0, result.stderr
+        assert [json.loads(line)["offset"] for line in result.stdout.splitlines()] == [0, 1, 2, 3]

@@ -35,6 +35,7 @@ from typing import Any, TextIO
 
 from groupcoord import codec
 from groupcoord.storage.partition import directory_segments
+from groupcoord.storage.segment import CLEANED_SUFFIX, DELETED_SUFFIX, SWAP_SUFFIX
 
 
 def _base64(value: Any) -> str:
@@ -113,10 +114,18 @@ KAFKA_SIDE_FILES = {
 """Files a broker keeps beside its segments, by suffix or by name (``partition_dir/*``
 passes them too)."""
 
+TRANSIENT_SUFFIXES = (DELETED_SUFFIX, CLEANED_SUFFIX, SWAP_SUFFIX)
+"""What a broker appends to a file it is about to delete or is replacing in a cleaning
+(``00000000000000000000.index.deleted``): the file is still what its name says before."""
+
 
 def kafka_side_file(path: Path) -> str | None:
-    """What a broker's file beside the segments is, or None for anything else."""
-    return KAFKA_SIDE_FILES.get(path.name) or KAFKA_SIDE_FILES.get(path.suffix)
+    """What a broker's file beside the segments is, or None for anything else (a segment
+    included, whatever transient suffix it has)."""
+    name = path.name
+    while name.endswith(TRANSIENT_SUFFIXES):
+        name = name[:name.rindex(".")]
+    return KAFKA_SIDE_FILES.get(name) or KAFKA_SIDE_FILES.get(Path(name).suffix)
 
 
 def _lines(path: Path, decode: bool) -> Iterator[Any]:
