@@ -154,7 +154,10 @@ def test_modes_for_a_corrupt_batch(spark: Any, tmp_path: Path) -> None:
 
 def test_bad_options_and_paths_are_clear_errors(spark: Any, tmp_path: Path) -> None:
     for option, value, message in (("view", "latest", "view must be one of"), ("mode", "lenient", "mode must be"),
-                                   ("maxSplitBytes", "-1", "maxSplitBytes must be")):
+                                   ("maxSplitBytes", "-1", "maxSplitBytes must be"),
+                                   ("columnNameOfCorruptRecord", "Group",
+                                    "columnNameOfCorruptRecord 'Group' must be a new column's name, not that of "
+                                    "the column 'group'")):
         with pytest.raises(PySparkException, match=message):
             spark.read.format("consumer_offsets").option(option, value).load(str(tmp_path)).collect()
     with pytest.raises(PySparkException, match="path does not exist"):

@@ -74,8 +74,12 @@ class Options:
         max_split = get("maxSplitBytes", str(DEFAULT_MAX_SPLIT_BYTES))
         if not max_split.isdigit() or int(max_split) <= 0:
             raise ValueError(f"consumer_offsets: maxSplitBytes must be a positive integer, not {max_split!r}")
-        return cls(tuple(paths), view, mode, int(max_split),
-                   get("columnNameOfCorruptRecord", "_corrupt_record"))
+        corrupt_column = get("columnNameOfCorruptRecord", "_corrupt_record")
+        taken = {name.lower(): name for name in codec.arrow_schema().names}
+        if not corrupt_column or corrupt_column.lower() in taken:
+            raise ValueError(f"consumer_offsets: columnNameOfCorruptRecord {corrupt_column!r} must be a new column's "
+                             f"name, not {'empty' if not corrupt_column else 'that of the column ' + repr(taken[corrupt_column.lower()])}")
+        return cls(tuple(paths), view, mode, int(max_split), corrupt_column)
 
 
 def arrow_schema(options: Options) -> Any:
