@@ -974,11 +974,19 @@ pub fn write_batch(
             "a batch needs at least one record".into(),
         ));
     }
-    let count = i64::try_from(records.len())
-        .map_err(|_| Error::InvalidArgument("too many records for one batch".into()))?;
+    let last_offset = i64::try_from(records.len() - 1)
+        .ok()
+        .and_then(|delta| header.base_offset.checked_add(delta))
+        .ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "{} records from base offset {} run past the largest offset, 2^63-1",
+                records.len(),
+                header.base_offset
+            ))
+        })?;
     let records: Vec<RecordToWrite<'_>> = records
         .iter()
-        .zip(header.base_offset..)
+        .zip(header.base_offset..=last_offset)
         .map(|(&(key, value), offset)| RecordToWrite {
             offset,
             timestamp: header.timestamp,
@@ -987,7 +995,7 @@ pub fn write_batch(
             headers: &[],
         })
         .collect();
-    write_records(header, header.base_offset + count - 1, None, &records)
+    write_records(header, last_offset, None, &records)
 }
 
 /// A record to write at its own offset and timestamp, for [`write_records`].
@@ -1765,6 +1773,20 @@ mod tests {
                 .recv_timeout(std::time::Duration::from_secs(30))
                 .is_ok(),
             "dropping a pipeline left its filler running"
+        );
+    }
+
+    #[test]
+    fn a_batch_may_end_at_the_largest_offset_but_not_past_it() {
+        let records = [(Some(&b"k"[..]), Some(&b"v"[..])); 2];
+        let batch = write_batch(&BatchHeader::plain(i64::MAX - 1, 1), &records).unwrap();
+        let parsed = read_batches(&batch, 0);
+        let offsets: Vec<i64> = parsed.batches[0].records.iter().map(|r| r.offset).collect();
+        assert_eq!(offsets, [i64::MAX - 1, i64::MAX]);
+        let error = write_batch(&BatchHeader::plain(i64::MAX, 1), &records).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            format!("invalid argument: 2 records from base offset {} run past the largest offset, 2^63-1", i64::MAX)
         );
     }
 
