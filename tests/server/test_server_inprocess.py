@@ -398,3 +398,43 @@ def test_offset_fetch_answers_the_same_partitions_in_every_version(tmp_path: Pat
             assert answers[1] == answers[0] and answers[2] == answers[0]
 
     run(main)
+
+
+def test_offsets_topic_partitions_hold_once_the_data_directory_has_them(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """As in Kafka, ``offsets.topic.num.partitions`` counts only when ``__consumer_offsets``
+    is created: group ids hash to partitions by the count, so a restart with another would
+    look for every group in the wrong partition and find none."""
+    options = ServerOptions(port=0, data_dir=tmp_path, topics=[("declared", 1)], config=CONFIG)
+    groups = [f"group-{i}" for i in range(12)]
+
+    async def fetched(client: Client, group: str) -> int:
+        response = await client.call(OffsetFetchRequest(groups=[OffsetFetchRequestGroup(group_id=group, topics=[
+            OffsetFetchRequestTopics(name="declared", partition_indexes=[0])])]), OffsetFetchResponse, 8)
+        return int(response.groups[0].topics[0].partitions[0].committed_offset)
+
+    async def main() -> None:
+        async with serving(options) as (_, _, client):
+            for offset, group in enumerate(groups):
+                await client.call(OffsetCommitRequest(group_id=group, member_id="", topics=[
+                    OffsetCommitRequestTopic(name="declared", partitions=[OffsetCommitRequestPartition(
+                        partition_index=0, committed_offset=100 + offset, committed_metadata="")])]),
+                    OffsetCommitResponse, 8)
+        more = Config.from_properties({"offsets.topic.num.partitions": 10, "group.initial.rebalance.delay.ms": 0})
+        with caplog.at_level(logging.WARNING, logger="groupcoord.server.app"):
+            async with serving(ServerOptions(port=0, data_dir=tmp_path, config=more)) as (server, _, client):
+                assert server.config.offsets_topic_num_partitions == 4
+                assert [await fetched(client, group) for group in groups] == [100 + i for i in range(12)]
+        assert "offsets.topic.num.partitions=10 is ignored: __consumer_offsets in" in caplog.text
+        assert json.loads((tmp_path / "metadata.json").read_text())["offsets_topic_partitions"] == 4
+
+    run(main)
+
+    # A data directory from before the count was kept: adopted, unless its partitions say otherwise.
+    document = json.loads((tmp_path / "metadata.json").read_text())
+    del document["offsets_topic_partitions"]
+    (tmp_path / "metadata.json").write_text(json.dumps(document))
+    fewer = Config.from_properties({"offsets.topic.num.partitions": 2})
+    with pytest.raises(ValueError, match=f"{tmp_path} has __consumer_offsets-3, beyond "
+                                         "offsets.topic.num.partitions=2: set it to the count"):
+        run(lambda: Server(ServerOptions(port=0, data_dir=tmp_path, config=fewer)).start())

@@ -15,7 +15,7 @@ import logging
 import signal
 import socket
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from groupcoord.config import Config
@@ -29,6 +29,7 @@ from groupcoord.server.endpoint import HttpEndpoint
 from groupcoord.server.metrics import Metrics
 from groupcoord.server.topics import TopicRegistry
 from groupcoord.storage import LogManager
+from groupcoord.storage.partition import partition_directories
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +66,7 @@ class Server:
         options, config = self.options, self.config
         loop = asyncio.get_running_loop()
         self._topics = topics = TopicRegistry(options.data_dir)
+        config = self.config = self._with_offsets_topic_partitions(topics)
         for name, partitions in options.topics:
             topics.declare(name, partitions)
         self._log = LogManager(options.data_dir, config)
@@ -96,6 +98,23 @@ class Server:
             config.offsets_topic_num_partitions,
             f", metrics on port {self.metrics_port}" if self.metrics_port is not None else "",
         )
+
+    def _with_offsets_topic_partitions(self, topics: TopicRegistry) -> Config:
+        """The configuration with ``__consumer_offsets``' own partition count, which Kafka keeps
+        once the topic exists: group ids hash to partitions by it, so a changed
+        ``offsets.topic.num.partitions`` would look for every group in the wrong partition."""
+        configured = self.config.offsets_topic_num_partitions
+        data_dir = Path(self.options.data_dir)
+        existing = partition_directories(data_dir) if data_dir.is_dir() else {}
+        count = topics.settle_offsets_topic_partitions(configured, existing)
+        if count == configured:
+            return self.config
+        log.warning(
+            "offsets.topic.num.partitions=%d is ignored: __consumer_offsets in %s has %d partitions, "
+            "and as in Kafka the topic's own count holds once it exists", configured, data_dir, count)
+        config = replace(self.config, offsets_topic_num_partitions=count)
+        config.validate()
+        return config
 
     async def stop(self) -> None:
         if self._listener is not None:

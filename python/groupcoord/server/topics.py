@@ -6,7 +6,9 @@ for consumers to subscribe, be assigned partitions, look up offsets and poll (ev
 is empty, log start and end offset 0). Topics come from ``--topic name:partitions`` and, as
 with Kafka's ``auto.create.topics.enable``, from Metadata requests naming unknown topics
 (``num.partitions`` partitions). They are kept with the cluster id in ``DATA_DIR/metadata.json``,
-rewritten atomically (temporary file, fsync, rename) on every change.
+rewritten atomically (temporary file, fsync, rename) on every change. The file also keeps how
+many partitions ``__consumer_offsets`` has: as in Kafka, once the topic exists its own count
+holds, whatever ``offsets.topic.num.partitions`` says later.
 
 A topic created by a Metadata request is saved off the event loop, in a worker thread; as in
 Kafka, it is answered LEADER_NOT_AVAILABLE while it is being created and exists (for every
@@ -82,6 +84,8 @@ class TopicRegistry:
         self._creating: dict[str, Topic] = {}
         self._saving: asyncio.Task[None] | None = None
         self.cluster_id = ""
+        self.offsets_topic_partitions: int | None = None
+        """``__consumer_offsets``' partition count; None in a file older than it."""
         if self.path.exists():
             self._load()
         else:
@@ -95,12 +99,17 @@ class TopicRegistry:
             for entry in data["topics"]:
                 self._add(Topic(str(entry["name"]), int(entry["partitions"]),
                                 uuid.UUID(entry["topic_id"])))
+            if data.get("offsets_topic_partitions") is not None:
+                self.offsets_topic_partitions = int(data["offsets_topic_partitions"])
+                if self.offsets_topic_partitions < 1:
+                    raise ValueError(f"offsets_topic_partitions is {self.offsets_topic_partitions}")
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise ValueError(f"{self.path}: not a groupcoord metadata file ({error})") from None
 
     def _document(self, topics: Iterable[Topic]) -> dict[str, Any]:
         return {
             "cluster_id": self.cluster_id,
+            "offsets_topic_partitions": self.offsets_topic_partitions,
             "topics": [
                 {"name": t.name, "partitions": t.partitions, "topic_id": str(t.topic_id)}
                 for t in topics
@@ -137,6 +146,26 @@ class TopicRegistry:
 
     def by_id(self, topic_id: uuid.UUID) -> Topic | None:
         return self._by_id.get(topic_id)
+
+    def settle_offsets_topic_partitions(self, configured: int, existing: Iterable[int]) -> int:
+        """``__consumer_offsets``' partition count: the one this file keeps, else (a new data
+        directory, or one from before the file kept it) ``configured``, then kept (blocking).
+
+        Raises:
+            ValueError: the file keeps none and a partition of ``existing`` (the partition
+                directories already there) is ``configured`` or beyond: the log was written
+                with more partitions, and its groups would be looked for in the wrong ones.
+        """
+        if self.offsets_topic_partitions is not None:
+            return self.offsets_topic_partitions
+        beyond = [p for p in existing if p >= configured]
+        if beyond:
+            raise ValueError(
+                f"{self.path.parent} has {OFFSETS_TOPIC}-{max(beyond)}, beyond offsets.topic.num.partitions="
+                f"{configured}: set it to the count this data directory was written with")
+        self.offsets_topic_partitions = configured
+        self._save(self._document(self))
+        return configured
 
     def declare(self, name: str, partitions: int) -> Topic:
         """Create ``name`` or grow it to ``partitions`` (the command line's ``--topic``),
