@@ -299,6 +299,17 @@ def test_join_group_completion_when_pending_member_joins(ctx: Context) -> None:
     assert ctx.take_records() == []
 
 
+def test_a_pending_member_rejoining_with_an_instance_id_gets_unknown_server_error(ctx: Context) -> None:
+    """Kafka's IllegalStateException, answered as its request handling answers one: the
+    member stays pending, the group as it was, and the connection open."""
+    pending = _setup_group_with_pending_member(ctx)
+    answer = ctx.send_join_group(GROUP_ID, pending.member_id, group_instance_id="instance").result()
+    assert (answer.member_id, answer.error) == (pending.member_id, Errors.UNKNOWN_SERVER_ERROR)
+    assert ctx.group().pending_members == {pending.member_id}
+    ctx.assert_group_state(GroupState.PREPARING_REBALANCE)
+    assert ctx.take_records() == []
+
+
 def test_join_group_completion_when_pending_member_times_out(ctx: Context) -> None:
     _setup_group_with_pending_member(ctx)
     # Past the pending member's session (100 ms), short of the others' (500 ms).

@@ -262,10 +262,13 @@ class GroupCoordinator:
         member_id, callback = join.member_id, join.callback
         if group.is_pending_member(member_id):
             if join.group_instance_id is not None:
-                raise RuntimeError(
-                    f"JoinGroup with group.instance.id {join.group_instance_id} for pending "
-                    f"member {member_id} of group {group.group_id}"
-                )
+                # A static member is never pending. Kafka throws IllegalStateException here,
+                # which its request handling logs and answers as UNKNOWN_SERVER_ERROR.
+                log.error("JoinGroup with group.instance.id %s for pending member %s of group %s: "
+                          "a static member is never pending; answering UNKNOWN_SERVER_ERROR",
+                          join.group_instance_id, member_id, group.group_id)
+                callback(JoinGroupResult(member_id, Errors.UNKNOWN_SERVER_ERROR))
+                return
             self._add_member_and_rebalance(group, member_id, join)
             return
         error = self._validate_current_member(group, member_id, join.group_instance_id)
