@@ -1,11 +1,12 @@
 """``groupcoord inspect DATA_DIR``: what loading a ``__consumer_offsets`` log directory yields.
 
 The directory is ours or one copied from a Kafka broker (its ``__consumer_offsets-N``
-partition directories), or one such partition directory. Each partition is replayed into a coordinator exactly as the server
-loads it at startup, without changing any file, and the result is printed: every group with
-its state, protocol, generation, leader and members (consumer groups' assignments decoded to
-topic partitions), and every committed offset. ``--json`` prints one JSON document instead of
-tables; a progress bar goes to stderr while a long load runs.
+partition directories), or one such partition directory. Each partition is replayed into a
+coordinator exactly as the server loads it at startup, without changing any file, and the
+result is printed: every group with its state, protocol, generation, leader and members
+(consumer groups' assignments decoded to topic partitions), and every committed offset.
+``--json`` prints one JSON document instead of tables; a progress bar goes to stderr while a
+long load runs.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from groupcoord.coordinator import GroupCoordinator, SystemTime
 from groupcoord.coordinator.group import ClassicGroup
 from groupcoord.log.memory import InMemoryLog
 from groupcoord.storage import read_directory
-from groupcoord.storage.partition import effective_segments, partition_directories, partition_of_directory
+from groupcoord.storage.partition import effective_segments, partitions_under
 
 PROGRESS_AFTER_S = 1.0
 """A load shorter than this shows no progress bar."""
@@ -80,8 +81,7 @@ def _with_progress(
 def load(data_dir: Path, config: Config, progress_stream: TextIO | None = None) -> GroupCoordinator:
     """A coordinator holding what ``data_dir``'s partitions replay to: those of a log
     directory, or the one partition of a ``__consumer_offsets-N`` directory."""
-    partition = partition_of_directory(data_dir)
-    directories = {partition: data_dir} if partition >= 0 else partition_directories(data_dir)
+    directories = partitions_under(data_dir)
     if not directories and any(data_dir.glob("*.log")):
         raise ValueError(f"{data_dir} holds segments but is not named __consumer_offsets-N, so their "
                          "partition is unknown: give its log directory, or name it by partition")

@@ -105,8 +105,7 @@ class Server:
         ``offsets.topic.num.partitions`` would look for every group in the wrong partition."""
         configured = self.config.offsets_topic_num_partitions
         data_dir = Path(self.options.data_dir)
-        existing = partition_directories(data_dir) if data_dir.is_dir() else {}
-        count = topics.settle_offsets_topic_partitions(configured, existing)
+        count = topics.settle_offsets_topic_partitions(configured, partition_directories(data_dir))
         if count == configured:
             return self.config
         log.warning(

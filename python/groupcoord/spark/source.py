@@ -75,10 +75,11 @@ class Options:
         if not max_split.isdigit() or int(max_split) <= 0:
             raise ValueError(f"consumer_offsets: maxSplitBytes must be a positive integer, not {max_split!r}")
         corrupt_column = get("columnNameOfCorruptRecord", "_corrupt_record")
-        taken = {name.lower(): name for name in codec.arrow_schema().names}
-        if not corrupt_column or corrupt_column.lower() in taken:
-            raise ValueError(f"consumer_offsets: columnNameOfCorruptRecord {corrupt_column!r} must be a new column's "
-                             f"name, not {'empty' if not corrupt_column else 'that of the column ' + repr(taken[corrupt_column.lower()])}")
+        taken = {name.lower(): name for name in codec.arrow_schema().names}.get(corrupt_column.lower())
+        if not corrupt_column or taken is not None:
+            not_this = "empty" if not corrupt_column else f"that of the column {taken!r}"
+            raise ValueError(f"consumer_offsets: columnNameOfCorruptRecord {corrupt_column!r} must be a new "
+                             f"column's name, not {not_this}")
         return cls(tuple(paths), view, mode, int(max_split), corrupt_column)
 
 

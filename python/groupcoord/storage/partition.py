@@ -168,16 +168,19 @@ def effective_segments(directory: Path) -> list[tuple[int, Path]]:
     return sorted(effective.items())
 
 
+def partitions_under(directory: Path) -> dict[int, Path]:
+    """The partition directories a directory names, by partition: itself when it is a
+    ``__consumer_offsets-N`` directory, else its ``__consumer_offsets-N`` subdirectories."""
+    partition = partition_of_directory(directory)
+    return {partition: directory} if partition >= 0 else partition_directories(directory)
+
+
 def directory_segments(directory: Path) -> list[Path]:
-    """The segment files under a directory, in (partition, base offset) order: a broker's log
-    directory's ``__consumer_offsets-N`` partitions, each read as :func:`effective_segments`
-    arranges it, or those of the directory itself when it is a partition directory or holds
-    no partition directories."""
-    if partition_of_directory(directory) < 0:
-        partitions = partition_directories(directory)
-        if partitions:
-            return [f for _, d in sorted(partitions.items()) for _, f in effective_segments(d)]
-    return [file for _, file in effective_segments(directory)]
+    """The segment files under a directory, in (partition, base offset) order, each
+    partition's read as :func:`effective_segments` arranges it: those of
+    :func:`partitions_under`, or of the directory itself when it names no partition."""
+    partitions = partitions_under(directory) or {-1: directory}
+    return [file for _, d in sorted(partitions.items()) for _, file in effective_segments(d)]
 
 
 class PartitionLog:
