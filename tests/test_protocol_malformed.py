@@ -156,10 +156,10 @@ def test_errors_name_the_field_path_and_position() -> None:
     )
 
 
-def test_invalid_utf8_and_nulls_where_not_nullable() -> None:
-    with pytest.raises(ProtocolError, match="not UTF-8") as caught:
-        HeartbeatRequest.decode(bytes.fromhex("0001 ff 00000001 0001 6d"), 0)
-    assert (caught.value.field, caught.value.position) == ("group_id", 0)
+def test_invalid_utf8_reads_as_replacement_characters_and_nulls_where_not_nullable() -> None:
+    # Kafka reads strings with Java's String constructor, which substitutes U+FFFD.
+    heartbeat = HeartbeatRequest.decode(bytes.fromhex("0004 6361 e9ff 00000001 0002 6dc3"), 0)
+    assert (heartbeat.group_id, heartbeat.member_id) == ("ca\ufffd\ufffd", "m\ufffd")
     with pytest.raises(ProtocolError, match="null in a non-nullable string") as caught:
         HeartbeatRequest.decode(bytes.fromhex("ffff 00000001 0001 6d"), 0)
     with pytest.raises(ProtocolError, match="null in a non-nullable array"):

@@ -244,6 +244,29 @@ def test_strings_as_long_as_the_protocol_allows_still_get_encodable_answers(serv
     ]
 
 
+def test_strings_that_are_not_utf8_read_as_replacement_characters(server):
+    # Kafka reads request strings with Java's String constructor, which substitutes U+FFFD:
+    # a client sending a Latin-1 "café" forms group "caf\ufffd". We used to close the connection.
+    join = JoinGroupRequest(group_id="caf\u00e9", session_timeout_ms=1000, rebalance_timeout_ms=1000,
+                            member_id="", protocol_type="consumer",
+                            protocols=[JoinGroupRequestProtocol(name="range", metadata=b"")])
+    frame = request_frame(join, 3, 1, "client-\u00e9")
+    frame = frame.replace("\u00e9".encode(), b"\xe9\xff")  # the same lengths, not UTF-8
+    with connect(server) as sock:
+        sock.sendall(framed(frame))
+        answer = read_frame(sock)
+        assert answer is not None, "the server closed the connection instead of answering"
+        _, joined = decode_response(answer, JoinGroupResponse, 3)
+        assert isinstance(joined, JoinGroupResponse)
+        assert joined.error_code == Errors.NONE
+        assert joined.member_id.startswith("client-\ufffd\ufffd-")
+        described = exchange(sock, DescribeGroupsRequest(groups=["caf\ufffd\ufffd"]),
+                             DescribeGroupsResponse, 3, correlation_id=2)
+    assert isinstance(described, DescribeGroupsResponse)
+    (group,) = described.groups
+    assert (group.error_code, [m.member_id for m in group.members]) == (Errors.NONE, [joined.member_id])
+
+
 def test_a_retention_past_the_int64_range_keeps_the_offset(server):
     # Found in review: now + retention_time_ms overflowed int64 in the handler.
     for version in (2, 3, 4):

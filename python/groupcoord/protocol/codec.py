@@ -506,7 +506,8 @@ def _emit_read(
     limit = f" or {n} > 32767" if is_string else ""
     src.emit(inner, f"if {n} < 0{limit} or pos + {n} > end:")
     src.emit(inner + 1, "raise _Malformed")
-    src.emit(inner, f"{target} = buf[pos:pos + {n}]{'.decode()' if is_string else ''}")
+    as_text = ".decode('utf-8', 'replace')" if is_string else ""
+    src.emit(inner, f"{target} = buf[pos:pos + {n}]{as_text}")
     src.emit(inner, f"pos += {n}")
 
 

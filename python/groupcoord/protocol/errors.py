@@ -1,8 +1,8 @@
 """The protocol layer's one exception family.
 
-Every failure to read a request (truncated, a length prefix past the end, invalid UTF-8, a
-frame too large, an API key or version we do not declare) raises :class:`ProtocolError`, a
-``ValueError``: nothing else escapes a decoder. The error carries what was readable before
+Every failure to read a request (truncated, a length prefix past the end, a frame too large,
+an API key or version we do not declare) raises :class:`ProtocolError`, a ``ValueError``:
+nothing else escapes a decoder. The error carries what was readable before
 the failure, so a server can still answer (UNSUPPORTED_VERSION) or log and close.
 """
 

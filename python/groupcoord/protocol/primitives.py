@@ -7,7 +7,8 @@ is checked against the bytes that remain before anything is sliced or allocated,
 prefix costs nothing.
 
 Encodings (Kafka's ``ByteBufferAccessor`` / ``ByteUtils``): integers big-endian; ``bool`` one
-byte, non-zero is true; ``uuid`` 16 bytes; ``string`` an int16 length then UTF-8 (-1: null);
+byte, non-zero is true; ``uuid`` 16 bytes; ``string`` an int16 length then UTF-8 (-1: null;
+bytes that are not UTF-8 read as U+FFFD, as Java's ``String`` constructor reads them);
 ``bytes`` an int32 length (-1: null); *compact* strings, bytes and arrays (flexible versions)
 an unsigned varint of length + 1 (0: null); ``varint``/``varlong`` zigzag-encoded, unsigned
 varints little-endian base 128. Tagged fields: an unsigned varint count, then per field an
@@ -143,11 +144,7 @@ def read_nullable_string(buf: bytes, pos: int, compact: bool = False) -> tuple[s
         return None, pos
     if n > MAX_STRING_LENGTH:
         raise ProtocolError(f"string length {n} exceeds {MAX_STRING_LENGTH}", position=start)
-    raw = _slice(buf, start, pos, n, "string")
-    try:
-        return raw.decode(), pos + n
-    except UnicodeDecodeError as exc:
-        raise ProtocolError(f"string is not UTF-8 ({exc.reason})", position=start) from None
+    return _slice(buf, start, pos, n, "string").decode("utf-8", "replace"), pos + n
 
 
 def read_string(buf: bytes, pos: int, compact: bool = False) -> tuple[str, int]:
