@@ -13,6 +13,8 @@ import pytest
 from log_faults import corrupt_first_segment, write_commits
 
 from groupcoord.config import Config
+from groupcoord.partitioner import partition_for
+from groupcoord.server.topics import TopicRegistry
 
 
 def groupcoord(*args: str) -> subprocess.CompletedProcess[str]:
@@ -47,6 +49,27 @@ def test_inspect_of_one_partition_directory_reads_that_partition(tmp_path: Path)
     assert result.returncode == 1
     assert result.stderr == (f"groupcoord inspect: {loose} holds segments but is not named __consumer_offsets-N, "
                              "so their partition is unknown: give its log directory, or name it by partition\n")
+
+
+def test_inspect_hashes_groups_by_the_partition_count_our_metadata_file_keeps(tmp_path: Path) -> None:
+    # serve keeps __consumer_offsets' count in metadata.json; inspect used to need --set too.
+    TopicRegistry(tmp_path).settle_offsets_topic_partitions(3, [])
+    config = Config.from_properties({"log.cleaner.enable": False})
+    for group in "abc":
+        asyncio.run(write_commits(tmp_path, group, partition_for(group, 3), 2, config))
+    for where in (tmp_path, tmp_path / "__consumer_offsets-2"):
+        result = groupcoord("inspect", "--json", str(where))
+        assert (result.returncode, result.stderr) == (0, "")
+        groups = json.loads(result.stdout)["groups"]
+        assert {(g["group"], g["partition"]) for g in groups} <= {("a", 1), ("b", 2), ("c", 0)}
+        assert groups
+    result = groupcoord("inspect", "--json", str(tmp_path), "--set", "offsets.topic.num.partitions=7")
+    assert result.returncode == 0
+    assert result.stderr == ("groupcoord inspect: warning: offsets.topic.num.partitions=7 is ignored: "
+                             f"{tmp_path / 'metadata.json'} keeps 3, the count __consumer_offsets "
+                             "was created with\n")
+    assert [(g["group"], g["partition"]) for g in json.loads(result.stdout)["groups"]] == [
+        ("a", 1), ("b", 2), ("c", 0)]
 
 
 def test_inspect_output_that_cannot_be_written_ends_without_a_traceback(tmp_path: Path) -> None:

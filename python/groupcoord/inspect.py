@@ -15,7 +15,7 @@ import json
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -25,7 +25,8 @@ from groupcoord.coordinator import GroupCoordinator, SystemTime
 from groupcoord.coordinator.group import ClassicGroup
 from groupcoord.log.memory import InMemoryLog
 from groupcoord.storage import read_directory
-from groupcoord.storage.partition import effective_segments, partitions_under
+from groupcoord.server.topics import METADATA_FILE, OFFSETS_TOPIC, TopicRegistry
+from groupcoord.storage.partition import effective_segments, partition_of_directory, partitions_under
 
 PROGRESS_AFTER_S = 1.0
 """A load shorter than this shows no progress bar."""
@@ -78,9 +79,30 @@ def _with_progress(
         yield chunk
 
 
+def _with_stored_partition_count(data_dir: Path, config: Config, warnings: TextIO) -> Config:
+    """``config`` with the partition count our server keeps in ``metadata.json`` beside the
+    partitions (as ``serve`` uses it); a count set to another value brings a warning."""
+    log_dir = data_dir.parent if partition_of_directory(data_dir) >= 0 else data_dir
+    if not (log_dir / METADATA_FILE).is_file():
+        return config
+    stored = TopicRegistry(log_dir).offsets_topic_partitions
+    configured = config.offsets_topic_num_partitions
+    if stored is None or stored == configured:
+        return config
+    if configured != Config().offsets_topic_num_partitions:
+        warnings.write(f"groupcoord inspect: warning: offsets.topic.num.partitions={configured} is "
+                       f"ignored: {log_dir / METADATA_FILE} keeps {stored}, the count "
+                       f"{OFFSETS_TOPIC} was created with\n")
+    return replace(config, offsets_topic_num_partitions=stored)
+
+
 def load(data_dir: Path, config: Config, progress_stream: TextIO | None = None) -> GroupCoordinator:
     """A coordinator holding what ``data_dir``'s partitions replay to: those of a log
-    directory, or the one partition of a ``__consumer_offsets-N`` directory."""
+    directory, or the one partition of a ``__consumer_offsets-N`` directory.
+
+    Groups hash to partitions by ``config``'s ``offsets.topic.num.partitions``, or by the count
+    a ``metadata.json`` of ours beside the partitions keeps."""
+    config = _with_stored_partition_count(data_dir, config, progress_stream or sys.stderr)
     directories = partitions_under(data_dir)
     if not directories and any(data_dir.glob("*.log")):
         raise ValueError(f"{data_dir} holds segments but is not named __consumer_offsets-N, so their "
