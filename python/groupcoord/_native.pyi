@@ -101,8 +101,12 @@ class Purgatory:
         then. Returns how many expired. Also purges completed operations from watcher lists
         when more than ``purge_interval`` have accumulated (Kafka's rule)."""
     def next_expiration_ms(self) -> int | None:
-        """When the next operation is due (<= ``now_ms`` if one is already due), or None if
-        nothing is pending. The event loop sleeps until then instead of polling."""
+        """When to call ``advance_clock`` next, or None if nothing is pending: at or before
+        ``now_ms`` if an operation is already due, else the start of the earliest non-empty
+        timer slot. That is never later than the earliest expiration, and exact when it is
+        within 64 ms; a coarser slot starts earlier, and advancing to it moves its operations
+        into finer slots, so the next answer is closer. The event loop sleeps until then
+        instead of polling."""
     def watched(self) -> int:
         """Operations in watcher lists, counted once per key (Kafka's ``watched()``)."""
     def num_delayed(self) -> int:
@@ -168,7 +172,8 @@ class OpaqueKey:
 
 @final
 class OffsetCommitValue:
-    """A committed offset, OffsetCommitValue versions 0 to 4 (brokers write 3; 4 is flexible).
+    """A committed offset, OffsetCommitValue versions 0 to 4 (4 is flexible). Kafka 3.x and
+    groupcoord's coordinator write 3, Kafka 4.1 writes 4, and 1 carries an expiry.
 
     ``leader_epoch`` exists from version 3, ``expire_timestamp`` only in version 1; absent
     fields read as -1. ``unknown_tagged_fields``: see ``GroupMetadataValue``.
@@ -239,7 +244,7 @@ class MemberMetadata:
 
 @final
 class GroupMetadataValue:
-    """A classic group's metadata, GroupMetadataValue versions 0 to 4 (brokers write 3).
+    """A classic group's metadata, GroupMetadataValue versions 0 to 4 (Kafka 3.x and 4.1 write 3).
 
     ``unknown_tagged_fields`` (here, on each member and on ``OffsetCommitValue``): the tagged
     fields of a version-4 struct that Kafka's schema does not declare (a later Kafka may add
@@ -594,7 +599,7 @@ def write_records(
     their own offsets and timestamps: appends merged into one batch, or what the log cleaner
     retains of a batch (Kafka's ``buildRetainedRecordsInto``).
 
-    The batch spans ``base_offset..last_offset`` (default: the last record's offset) whatever
+    The batch spans ``base_offset..last_offset`` (default: the largest record offset) whatever
     records remain; offsets must increase within it. The base timestamp is the first record's,
     or ``delete_horizon_ms`` when given (attribute bit 6, record timestamps relative to it).
     With no records the batch is empty and both its timestamps are ``timestamp``.

@@ -1,4 +1,4 @@
-"""PySpark data source for ``__consumer_offsets`` logs (``pip install groupcoord[spark]``).
+"""PySpark data source for ``__consumer_offsets`` logs (the package's ``spark`` extra: pyspark).
 
     import groupcoord.spark
     groupcoord.spark.register(spark)
