@@ -398,6 +398,17 @@ def test_records_are_immutable_comparable_and_hashable() -> None:
     assert "protocol='range', leader=None" in repr(group)
 
 
+def test_write_records_names_the_offset_that_does_not_fit() -> None:
+    for records, base, error in [
+        ([(12, 0, b"k", None), (11, 0, b"k", None)], 10, "record offset 11 follows offset 12: offsets must increase"),
+        ([(5, 0, b"k", None)], 10, "record offset 5 is before base offset 10"),
+    ]:
+        with pytest.raises(ValueError, match=f"^{error}$"):
+            codec.write_records(records, base_offset=base)
+    with pytest.raises(ValueError, match="^record offset 12 is past last offset 11$"):
+        codec.write_records([(12, 0, b"k", None)], base_offset=10, last_offset=11)
+
+
 def test_a_batch_and_its_records_hand_out_copies_of_their_lists() -> None:
     data = codec.write_records([(0, 0, b"k", b"v", [("h", b"x")])], base_offset=0)
     [batch] = codec.read_batches(data)
@@ -555,8 +566,9 @@ def test_an_arrow_decode_on_several_threads_gives_the_rows_of_one_thread() -> No
     prefix = codec.decode_arrow(log, stop_at_corruption=True, threads=1)
     assert 0 < prefix.num_rows < one.num_rows
     assert codec.decode_arrow(log, stop_at_corruption=True, threads=2).equals(prefix)
-    with pytest.raises(ValueError, match="threads"):
-        codec.decode_arrow(log, threads=0)
+    for threads in (0, -1):
+        with pytest.raises(ValueError, match=f"threads must be at least 1, not {threads}"):
+            codec.decode_arrow(log, threads=threads)
 
 
 def test_bulk_decodes_release_the_gil() -> None:

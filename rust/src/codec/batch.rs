@@ -1024,14 +1024,32 @@ pub fn write_records(
     records: &[RecordToWrite<'_>],
 ) -> Result<Vec<u8>> {
     let invalid = |what: String| Error::InvalidArgument(what);
+    let base_offset = header.base_offset;
+    let mut previous = None;
+    for r in records {
+        let wrong = if r.offset < base_offset {
+            format!("is before base offset {base_offset}")
+        } else if let Some(p) = previous.filter(|p| r.offset <= *p) {
+            format!("follows offset {p}: offsets must increase")
+        } else if r.offset > last_offset {
+            format!("is past last offset {last_offset}")
+        } else {
+            previous = Some(r.offset);
+            continue;
+        };
+        return Err(invalid(format!("record offset {} {wrong}", r.offset)));
+    }
+    if last_offset < base_offset {
+        return Err(invalid(format!(
+            "last offset {last_offset} is before base offset {base_offset}"
+        )));
+    }
     let last_offset_delta = last_offset
-        .checked_sub(header.base_offset)
-        .and_then(|d| i32::try_from(d).ok())
-        .filter(|d| *d >= 0)
+        .checked_sub(base_offset)
+        .and_then(|delta| i32::try_from(delta).ok())
         .ok_or_else(|| {
             invalid(format!(
-                "last offset {last_offset} is not within 2^31 after base offset {}",
-                header.base_offset
+                "last offset {last_offset} is more than 2^31-1 after base offset {base_offset}"
             ))
         })?;
     let count = i32::try_from(records.len())
@@ -1046,22 +1064,11 @@ pub fn write_records(
         .unwrap_or(header.timestamp);
     let mut body = Vec::new();
     let mut record = Vec::new();
-    let mut previous = None;
     for r in records {
-        if r.offset > last_offset
-            || previous.is_some_and(|p| r.offset <= p)
-            || r.offset < header.base_offset
-        {
-            return Err(invalid(format!(
-                "record offset {} is out of order or outside {}..={last_offset}",
-                r.offset, header.base_offset
-            )));
-        }
-        previous = Some(r.offset);
         record.clear();
         record.put_i8(0);
         record.put_varlong(r.timestamp.wrapping_sub(base_timestamp));
-        record.put_varint((r.offset - header.base_offset) as i32);
+        record.put_varint((r.offset - base_offset) as i32);
         put_varint_bytes(&mut record, r.key)?;
         put_varint_bytes(&mut record, r.value)?;
         record.put_varint(
@@ -1292,9 +1299,34 @@ mod tests {
             ),
             (7, 9, 0, 123)
         );
+        let refused = |last_offset: i64, records: &[RecordToWrite<'_>]| {
+            match write_records(&header, last_offset, None, records) {
+                Err(Error::InvalidArgument(why)) => why,
+                other => panic!("{other:?}"),
+            }
+        };
         let out_of_order = [records[1], records[0]];
-        assert!(write_records(&header, 107, None, &out_of_order).is_err());
-        assert!(write_records(&header, 103, None, &records).is_err());
+        assert_eq!(
+            refused(107, &out_of_order),
+            "record offset 101 follows offset 104: offsets must increase"
+        );
+        assert_eq!(
+            refused(103, &records),
+            "record offset 104 is past last offset 103"
+        );
+        let below = [RecordToWrite {
+            offset: 99,
+            ..records[0]
+        }];
+        assert_eq!(
+            refused(99, &below),
+            "record offset 99 is before base offset 100"
+        );
+        assert_eq!(refused(99, &[]), "last offset 99 is before base offset 100");
+        assert_eq!(
+            refused(100 + (1 << 31), &[]),
+            "last offset 2147483748 is more than 2^31-1 after base offset 100"
+        );
     }
 
     #[test]

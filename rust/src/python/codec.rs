@@ -2547,7 +2547,7 @@ fn write_records<'py>(
         .map(|item| record_tuple(&item?))
         .collect::<PyResult<Vec<RecordTuple>>>()?;
     let last_offset = last_offset
-        .or(owned.last().map(|r| r.0))
+        .or(owned.iter().map(|r| r.0).max())
         .ok_or_else(|| PyValueError::new_err("an empty batch needs last_offset"))?;
     let header = BatchHeader {
         base_offset,
@@ -2780,13 +2780,15 @@ fn log_to_arrow<'py>(
     position: usize,
     partition: i32,
     stop_at_corruption: bool,
-    threads: Option<usize>,
+    threads: Option<i64>,
 ) -> PyResult<Bound<'py, PyAny>> {
     use arrow_pyarrow::ToPyArrow;
     let threads = match threads {
         None => crate::codec::arrow::default_threads(),
-        Some(0) => return Err(PyValueError::new_err("threads must be at least 1")),
-        Some(n) => n,
+        Some(n) => usize::try_from(n)
+            .ok()
+            .filter(|n| *n >= 1)
+            .ok_or_else(|| PyValueError::new_err(format!("threads must be at least 1, not {n}")))?,
     };
     let (batch, walk) =
         py.detach(|| crate::codec::arrow::decode_arrow(data, position, partition, threads));
@@ -2808,7 +2810,7 @@ fn decode_arrow<'py>(
     partition: i32,
     position: usize,
     stop_at_corruption: bool,
-    threads: Option<usize>,
+    threads: Option<i64>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let input = Input::from_py(data)?;
     log_to_arrow(
@@ -2829,7 +2831,7 @@ fn decode_segment_arrow<'py>(
     path: PathBuf,
     partition: Option<i32>,
     stop_at_corruption: bool,
-    threads: Option<usize>,
+    threads: Option<i64>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let data = read_file(py, &path)?;
     let partition = partition.unwrap_or_else(|| partition_of(&path));
