@@ -104,3 +104,24 @@ def test_an_unknown_log_level_is_a_usage_error(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert "--log-level: invalid choice: 'BOGUS'" in result.stderr
+
+
+def test_usage_errors_show_the_commands_usage_and_unknown_settings_are_named(tmp_path: Path) -> None:
+    result = groupcoord("inspect", str(tmp_path), "--set", "offsets.topic.num.partitions=abc")
+    assert result.returncode == 2
+    assert result.stderr.startswith("usage: groupcoord inspect ")
+    assert "groupcoord inspect: error: offsets.topic.num.partitions must be int, not 'abc'" in result.stderr
+    result = groupcoord("serve", "--port", "0", "--data-dir", str(tmp_path), "--topic", "orders")
+    assert result.returncode == 2
+    assert result.stderr.startswith("usage: groupcoord serve ")
+    (tmp_path / "__consumer_offsets-0").mkdir()
+    result = groupcoord("inspect", str(tmp_path), "--set", "bogus.setting=1")
+    assert (result.returncode, result.stderr) == (0, "groupcoord inspect: ignoring unknown setting bogus.setting\n")
+
+
+def test_inspect_of_a_directory_without_partitions_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "server.log").write_text("a broker's own log, not a segment\n")
+    result = groupcoord("inspect", str(tmp_path))
+    assert result.returncode == 1
+    assert result.stderr == (f"groupcoord inspect: {tmp_path} has no __consumer_offsets-N directories: "
+                             "give a broker's log directory, ours, or one such partition directory\n")

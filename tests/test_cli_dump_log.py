@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from groupcoord import codec
+from groupcoord.dump_log import NO_SEGMENTS
 
 from offsets_logs import every_kind
 from test_codec import SEGMENT, _log_of_many_chunks
@@ -166,11 +167,13 @@ def test_missing_file_and_a_directory_without_segments(tmp_path: Path) -> None:
     empty = tmp_path / "__consumer_offsets-3"
     empty.mkdir()
     (empty / "leader-epoch-checkpoint").write_text("0\n0\n")
-    result = run(str(tmp_path / "nope.log"), str(empty))
+    (tmp_path / "server.log").write_text("a broker's own log, not a segment\n")
+    result = run(str(tmp_path / "nope.log"), str(empty), str(tmp_path))
     assert result.returncode == 1
     assert result.stderr.splitlines() == [
         f"groupcoord dump-log: {tmp_path / 'nope.log'}: No such file or directory",
-        f"groupcoord dump-log: {empty}: no log segments (.log files) in this directory",
+        f"groupcoord dump-log: {empty}: {NO_SEGMENTS}",
+        f"groupcoord dump-log: {tmp_path}: {NO_SEGMENTS}",
     ]
 
 
@@ -239,3 +242,17 @@ def test_a_segment_a_broker_is_deleting_still_prints(tmp_path: Path) -> None:
         result = run(str(renamed))
         assert result.returncode == 0, result.stderr
         assert [json.loads(line)["offset"] for line in result.stdout.splitlines()] == [0, 1, 2, 3]
+
+
+def test_a_segment_of_another_topic_brings_a_hint(tmp_path: Path) -> None:
+    """A data topic's records do not decode as coordinator records: the error says where
+    the file is not."""
+    data = codec.write_batch([(b"x", b"an order")], base_offset=0, timestamp=1)
+    for directory in ("orders-0", "__consumer_offsets-0"):
+        (tmp_path / directory).mkdir()
+        (tmp_path / directory / "00000000000000000000.log").write_bytes(data)
+    other, ours = (run(str(tmp_path / d / "00000000000000000000.log")) for d in ("orders-0", "__consumer_offsets-0"))
+    assert other.returncode == ours.returncode == 1
+    assert other.stderr.endswith("its key ends early: int16 at byte 0 needs 2 bytes, 1 left"
+                                 " (the file is not in a __consumer_offsets-N directory: is it another topic's?)\n")
+    assert ours.stderr.endswith("1 left\n")

@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="print raw batches (header fields, base64 keys and values)")
     dump.add_argument("--stop-at-corruption", action="store_true",
                       help="report a corrupt tail on stderr but exit 0, as log recovery would")
+    dump.set_defaults(command_parser=dump)
 
     from groupcoord import inspect
 
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 help="a directory of __consumer_offsets-N partition directories")
     inspect_parser.add_argument("--json", action="store_true", help="print one JSON document")
     add_config_arguments(inspect_parser)
+    inspect_parser.set_defaults(command_parser=inspect_parser)
 
     serve = commands.add_parser(
         "serve",
@@ -69,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="INFO (default), DEBUG, WARNING, ERROR or CRITICAL")
     serve.add_argument("--log-format", choices=("text", "json"), default="text",
                        help="text lines (default) or one JSON object per line")
+    serve.set_defaults(command_parser=serve)
     return parser
 
 
@@ -91,13 +94,17 @@ def config_from_arguments(args: argparse.Namespace) -> Config:
 
 def load_config(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Config:
     """The settings of ``--config`` and ``--set``; a file that cannot be read or a bad
-    setting ends the command with the reason (exit status 2)."""
+    setting ends the command with the reason (exit status 2), and a name that is no setting
+    of ours is named on stderr."""
     try:
-        return config_from_arguments(args)
+        config = config_from_arguments(args)
     except OSError as error:
         parser.error(f"cannot read --config {args.config}: {error.strerror or error}")
     except ValueError as error:
         parser.error(str(error))
+    for name in config.extra:
+        print(f"{parser.prog}: ignoring unknown setting {name}", file=sys.stderr)
+    return config
 
 
 def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -112,8 +119,6 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         topics = [parse_topic_spec(spec) for spec in args.topic]
     except ValueError as error:
         parser.error(str(error))
-    for name in config.extra:
-        print(f"groupcoord serve: ignoring unknown setting {name}", file=sys.stderr)
     logs.configure(args.log_level, args.log_format)
     options = ServerOptions(host=args.host, port=args.port, data_dir=args.data_dir,
                             topics=topics, metrics_port=args.metrics_port, config=config)
@@ -151,11 +156,11 @@ def main(argv: list[str] | None = None) -> int:
         return _printing("dump-log", lambda: dump_log.main(
             args.files, decode=not args.no_decode, stop_at_corruption=args.stop_at_corruption))
     if args.command == "serve":
-        return _serve(parser, args)
+        return _serve(args.command_parser, args)
     if args.command == "inspect":
         from groupcoord import inspect
 
-        config = load_config(parser, args)
+        config = load_config(args.command_parser, args)
         return _printing("inspect", lambda: inspect.main(args.data_dir, config, as_json=args.json))
     parser.error(f"unknown command {args.command!r}")
     return 2

@@ -7,7 +7,8 @@ Like Kafka's ``kafka-dump-log --offsets-decoder``, from our codec. Each line hol
   ``timestamp``, ``producer_id``, ``producer_epoch``, ``is_transactional``;
 - ``control``: ``"commit"`` / ``"abort"`` for a transaction marker, Kafka's name of any
   other control type (``"leader_change"``, ...) or ``"unknown"``, else ``null``;
-- ``record_type``: 0/1 offset commit, 2 group metadata, others passed through opaque;
+- ``record_type``: 0/1 offset commit, 2 group metadata, 3 to 8 and 16 the new coordinator's
+  consumer-group records (their schemas' fields, snake_case), others passed through opaque;
 - ``key`` and ``value``: the decoded key and value (``value`` is ``null`` for a tombstone),
   bytes as base64 strings. When a group's protocol type is ``consumer``, each member also
   carries ``subscription_decoded`` and ``assignment_decoded`` (topics, owned and assigned
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from groupcoord import codec
-from groupcoord.storage.partition import directory_segments
+from groupcoord.storage.partition import directory_segments, partition_of_directory
 from groupcoord.storage.segment import CLEANED_SUFFIX, DELETED_SUFFIX, SWAP_SUFFIX
 
 
@@ -139,6 +140,10 @@ def _lines(path: Path, decode: bool) -> Iterator[Any]:
     return (batch_json(str(path), batch) for batch in batches)
 
 
+OTHER_TOPIC_HINT = " (the file is not in a __consumer_offsets-N directory: is it another topic's?)"
+NO_SEGMENTS = "no segments (NNNNNNNNNNNNNNNNNNNN.log) in it or in __consumer_offsets-N directories under it"
+
+
 def _expand_directories(paths: list[Path], err: TextIO) -> Iterator[Path | None]:
     """Each path, a directory replaced by its segments; None (after naming it on ``err``)
     for a directory that has none."""
@@ -148,7 +153,7 @@ def _expand_directories(paths: list[Path], err: TextIO) -> Iterator[Path | None]
             continue
         segments = directory_segments(path)
         if not segments:
-            print(f"groupcoord dump-log: {path}: no log segments (.log files) in this directory", file=err)
+            print(f"groupcoord dump-log: {path}: {NO_SEGMENTS}", file=err)
             yield None
         yield from segments
 
@@ -178,7 +183,8 @@ def dump(paths: list[Path], *, decode: bool, stop_at_corruption: bool, out: Text
                 out.write(_json_line(line) + "\n")
         except codec.CorruptRecordError as e:
             out.flush()
-            print(f"groupcoord dump-log: {path}: {str(e).splitlines()[0]}", file=err)
+            hint = "" if partition_of_directory(path.parent) >= 0 else OTHER_TOPIC_HINT
+            print(f"groupcoord dump-log: {path}: {str(e).splitlines()[0]}{hint}", file=err)
             if not stop_at_corruption:
                 status = 1
     out.flush()

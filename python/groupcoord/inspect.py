@@ -104,9 +104,12 @@ def load(data_dir: Path, config: Config, progress_stream: TextIO | None = None) 
     a ``metadata.json`` of ours beside the partitions keeps."""
     config = _with_stored_partition_count(data_dir, config, progress_stream or sys.stderr)
     directories = partitions_under(data_dir)
-    if not directories and any(data_dir.glob("*.log")):
+    if not directories and effective_segments(data_dir):
         raise ValueError(f"{data_dir} holds segments but is not named __consumer_offsets-N, so their "
                          "partition is unknown: give its log directory, or name it by partition")
+    if not directories:
+        raise ValueError(f"{data_dir} has no __consumer_offsets-N directories: give a broker's log "
+                         "directory, ours, or one such partition directory")
     too_high = [p for p in directories if p >= config.offsets_topic_num_partitions]
     if too_high:
         raise ValueError(
