@@ -454,6 +454,17 @@ def test_complete_deadline(impl: Impl) -> None:
     assert expired == []
 
 
+def test_a_deadline_callback_that_cannot_be_called_is_refused_at_once(impl: Impl) -> None:
+    purgatory = impl.purgatory()
+    expired: list[object] = []
+    purgatory.watch_deadline("m", 10, expired.append)
+    with pytest.raises(TypeError, match="^on_expiration must be callable, not str$"):
+        purgatory.watch_deadline("m", 10, "notcallable")  # type: ignore[arg-type]
+    assert purgatory.num_delayed() == 1  # the pending deadline stands, its callback too
+    purgatory.advance_clock(10)
+    assert expired == ["m"]
+
+
 def test_deadline_uses_latest_callback(impl: Impl) -> None:
     purgatory = impl.purgatory()
     first: list[object] = []

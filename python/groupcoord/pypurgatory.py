@@ -453,6 +453,8 @@ class Purgatory:
             raise RuntimeError(f"purgatory {self._name!r} is shut down")
         if type(delay_ms) is not int or not _I64_MIN <= delay_ms <= _I64_MAX:
             delay_ms = _int64(delay_ms, "delay_ms")
+        if not callable(on_expiration):
+            raise TypeError(f"on_expiration must be callable, not {type(on_expiration).__name__}")
         deadline = self._deadlines.get(key)
         if deadline is not None:
             # Complete the pending deadline and re-arm the same object for the new one.

@@ -490,6 +490,11 @@ impl PyPurgatory {
         delay_ms: i64,
         on_expiration: Py<PyAny>,
     ) -> PyResult<u32> {
+        let callback = on_expiration.bind(slf.py());
+        if !callback.is_callable() {
+            let kind = callback.get_type().name()?;
+            return Err(Error::WrongType(format!("on_expiration must be callable, not {kind}")).into());
+        }
         let key = PyKey::new(key)?;
         let (completed, previous) = {
             let mut this = core_mut(slf)?;
