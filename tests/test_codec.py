@@ -4,6 +4,7 @@ compression, cross-checks against kafka-python's record parser, and corrupt inpu
 from __future__ import annotations
 
 import array
+import base64
 import copy
 import gzip
 import json
@@ -652,13 +653,18 @@ int32 = st.integers(-(2**31), 2**31 - 1)
 int64 = st.integers(-(2**63), 2**63 - 1)
 
 
-def unknown_tags(draw: st.DrawFn, version: int) -> list[tuple[int, bytes]]:
-    """Tagged fields Kafka's schemas do not declare, which only version 4 can hold: strictly
-    increasing tags, as Kafka's writers require."""
+def unknown_tags(draw: st.DrawFn, version: int, first: int = 0) -> list[tuple[int, bytes]]:
+    """Tagged fields Kafka's schemas do not declare (from tag ``first`` on), which only
+    version 4 can hold: strictly increasing tags, as Kafka's writers require."""
     if version < 4:
         return []
-    tags = sorted(draw(st.sets(st.integers(0, 2**31 - 1), max_size=3)))
+    tags = sorted(draw(st.sets(st.integers(first, 2**31 - 1), max_size=3)))
     return [(tag, draw(st.binary(max_size=8))) for tag in tags]
+
+
+def kafka_uuid(data: bytes) -> str:
+    """Kafka's form of a uuid (``Uuid.toString``): unpadded base64url."""
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
 @st.composite
@@ -671,7 +677,8 @@ def offset_values(draw: st.DrawFn) -> OffsetCommitValue:
         leader_epoch=draw(int32) if version >= 3 else -1,
         expire_timestamp=draw(int64) if version == 1 else -1,
         version=version,
-        unknown_tagged_fields=unknown_tags(draw, version),
+        unknown_tagged_fields=unknown_tags(draw, version, first=1),  # tag 0: topic_id
+        topic_id=draw(st.none() | st.binary(min_size=16, max_size=16).map(kafka_uuid)) if version == 4 else None,
     )
 
 
@@ -784,6 +791,44 @@ def test_unknown_tagged_fields_are_kept_and_written_back(tmp_path: Path) -> None
         codec.encode_value(OffsetCommitValue(1, version=3, unknown_tagged_fields=[(3, b"")]))
     with pytest.raises(TypeError, match="sequence of \\(tag, bytes\\) pairs"):
         OffsetCommitValue(1, unknown_tagged_fields=[("x", b"")])  # type: ignore[list-item]
+
+
+def test_an_offset_commit_carries_the_topic_id_kafka_41_declares(tmp_path: Path) -> None:
+    """Kafka 4.1's OffsetCommitValue declares ``topicId``, tagged field 0 of version 4: it is
+    a field of the value, in Arrow and in dump-log's JSON, not an unknown tag."""
+    commit = bytes.fromhex("0004 0000000000000064 0000000a 01 00000000000004d2"
+                           " 02 00 10 000102030405060708090a0b0c0d0e0f 07 02 abcd")
+    key = OffsetCommitKey("g", "t", 1)
+    value = codec.decode_value(key, commit)
+    assert isinstance(value, OffsetCommitValue)
+    topic_id = kafka_uuid(bytes(range(16)))
+    assert (value.topic_id, value.unknown_tagged_fields) == (topic_id, ((7, b"\xab\xcd"),))
+    assert value == OffsetCommitValue(100, "", 1234, 10, version=4, topic_id=topic_id,
+                                      unknown_tagged_fields=[(7, b"\xab\xcd")])
+    assert codec.encode_value(value) == commit
+    assert pickle.loads(pickle.dumps(value)) == value
+    assert f"topic_id='{topic_id}'" in repr(value) and value.to_dict()["topic_id"] == topic_id
+    # Version 3 has no such field: like expire_timestamp outside version 1, it is left out.
+    older = OffsetCommitValue(100, topic_id=topic_id, version=3)
+    assert codec.decode_value(key, codec.encode_value(older)) == OffsetCommitValue(100, version=3)
+
+    log = codec.write_batch([(codec.encode_key(key), commit), (codec.encode_key(key), codec.encode_value(older))],
+                            base_offset=0, timestamp=1)
+    assert [row["topic_id"] for row in codec.decode_arrow(log).to_pylist()] == [topic_id, None]
+    segment = tmp_path / "00000000000000000000.log"
+    segment.write_bytes(log)
+    dumped = subprocess.run([sys.executable, "-m", "groupcoord.cli", "dump-log", str(segment)],
+                            capture_output=True, text=True, timeout=60, check=True)
+    first = json.loads(dumped.stdout.splitlines()[0])["value"]
+    assert (first["topic_id"], first["unknown_tagged_fields"]) == (topic_id, [{"tag": 7, "data": "q80="}])
+
+    with pytest.raises(ValueError, match="is not a topic id as Kafka writes one"):
+        OffsetCommitValue(1, version=4, topic_id=topic_id + "=")
+    with pytest.raises(ValueError, match="give it as topic_id"):
+        OffsetCommitValue(1, version=4, unknown_tagged_fields=[(0, bytes(16))])
+    with pytest.raises(codec.CorruptRecordError, match="its topic id \\(tagged field 0\\) has 15 bytes"):
+        codec.decode_value(key, bytes.fromhex("0004 0000000000000064 0000000a 01 00000000000004d2"
+                                              " 01 00 0f 000102030405060708090a0b0c0d0e"))
 
 
 topic_partitions = st.lists(st.tuples(names, st.lists(int32, max_size=5)), max_size=4)

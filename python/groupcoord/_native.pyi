@@ -176,7 +176,9 @@ class OffsetCommitValue:
     groupcoord's coordinator write 3, Kafka 4.1 writes 4, and 1 carries an expiry.
 
     ``leader_epoch`` exists from version 3, ``expire_timestamp`` only in version 1; absent
-    fields read as -1. ``unknown_tagged_fields``: see ``GroupMetadataValue``.
+    fields read as -1. ``topic_id``, the committed topic's id as Kafka prints it (22
+    characters of base64url), is version 4's tagged field 0 (Kafka 4.1's schema), else None.
+    ``unknown_tagged_fields``: see ``GroupMetadataValue``.
     """
 
     def __new__(
@@ -188,6 +190,7 @@ class OffsetCommitValue:
         expire_timestamp: int = -1,
         version: int = 3,
         unknown_tagged_fields: Sequence[tuple[int, bytes]] = (),
+        topic_id: str | None = None,
     ) -> Self: ...
     @property
     def offset(self) -> int: ...
@@ -201,6 +204,8 @@ class OffsetCommitValue:
     def expire_timestamp(self) -> int: ...
     @property
     def version(self) -> int: ...
+    @property
+    def topic_id(self) -> str | None: ...
     @property
     def unknown_tagged_fields(self) -> tuple[tuple[int, bytes], ...]: ...
     def to_dict(self) -> dict[str, Any]: ...
@@ -676,7 +681,8 @@ def decode_arrow(
     ``key_partition``, ``member_id`` (types 5, 7, 8), ``regular_expression`` (type 16). Offset
     commits:
     ``committed_offset``, ``leader_epoch``, ``metadata``, ``commit_timestamp``,
-    ``expire_timestamp``. Group metadata: ``protocol_type``, ``generation``, ``protocol``,
+    ``expire_timestamp``, ``topic_id`` (when the value has one; as Kafka prints it). Group
+    metadata: ``protocol_type``, ``generation``, ``protocol``,
     ``leader``, ``current_state_timestamp``, ``members`` (list of structs: the member's
     fields, raw ``subscription`` and ``assignment``, and for ``consumer`` groups
     ``subscribed_topics`` and ``assigned_partitions`` (list of ``{topic, partitions}``)).

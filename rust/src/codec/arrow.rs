@@ -12,6 +12,7 @@
 //! | record_type, value_version | int16 | data records (value_version: not tombstones, nor a value of an unknown type shorter than 2 bytes) |
 //! | group, topic, key_partition, member_id, regular_expression | utf8 / int32 | keys (group_id for types 3-8, 16; regular_expression for type 16) |
 //! | committed_offset, leader_epoch, metadata, commit_timestamp, expire_timestamp | | offset commits |
+//! | topic_id | utf8 | offset commits carrying one (version 4, Kafka 4.1's tagged field 0), as Kafka prints it (base64url) |
 //! | protocol_type, generation, protocol, leader, current_state_timestamp | | group metadata |
 //! | members | list<struct<member_id, group_instance_id, client_id, client_host, rebalance_timeout, session_timeout, subscription, assignment, subscribed_topics list<utf8>, assigned_partitions list<struct<topic, partitions list<int32>>>>> | group metadata; the last two decoded for `consumer` groups |
 //! | epoch | int32 | types 3 (epoch), 6 (assignment_epoch), 8 (member_epoch) |
@@ -98,6 +99,7 @@ pub fn schema() -> SchemaRef {
         Field::new("metadata", Utf8, true),
         Field::new("commit_timestamp", Int64, true),
         Field::new("expire_timestamp", Int64, true),
+        Field::new("topic_id", Utf8, true),
         Field::new("protocol_type", Utf8, true),
         Field::new("generation", Int32, true),
         Field::new("protocol", Utf8, true),
@@ -945,6 +947,7 @@ struct Columns {
     metadata: Utf8,
     commit_timestamp: Primitive<i64>,
     expire_timestamp: Primitive<i64>,
+    topic_id: Utf8,
     protocol_type: Utf8,
     generation: Primitive<i32>,
     protocol: Utf8,
@@ -983,6 +986,7 @@ impl Columns {
             metadata: Utf8::new(),
             commit_timestamp: Primitive::new(),
             expire_timestamp: Primitive::new(),
+            topic_id: Utf8::new(),
             protocol_type: Utf8::new(),
             generation: Primitive::new(),
             protocol: Utf8::new(),
@@ -1057,6 +1061,9 @@ impl Columns {
                 self.metadata.set(row, v.metadata);
                 self.commit_timestamp.set(row, v.commit_timestamp);
                 self.expire_timestamp.set(row, v.expire_timestamp);
+                if let Some(id) = v.topic_id {
+                    self.topic_id.set(row, &uuid_string(&id));
+                }
             }
             ValueRef::GroupMetadata(g) => {
                 self.protocol_type.set(row, g.protocol_type);
@@ -1159,6 +1166,7 @@ impl Columns {
             .append(rows, other.commit_timestamp, other_rows);
         self.expire_timestamp
             .append(rows, other.expire_timestamp, other_rows);
+        self.topic_id.append(rows, other.topic_id, other_rows);
         self.protocol_type
             .append(rows, other.protocol_type, other_rows);
         self.generation.append(rows, other.generation, other_rows);
@@ -1215,6 +1223,7 @@ impl Columns {
             self.metadata.finish(rows)?,
             self.commit_timestamp.finish::<Int64Type>(rows),
             self.expire_timestamp.finish::<Int64Type>(rows),
+            self.topic_id.finish(rows)?,
             self.protocol_type.finish(rows)?,
             self.generation.finish::<Int32Type>(rows),
             self.protocol.finish(rows)?,
@@ -1357,6 +1366,7 @@ impl Reserve for Columns {
         self.metadata.reserve(factor);
         self.commit_timestamp.reserve(factor);
         self.expire_timestamp.reserve(factor);
+        self.topic_id.reserve(factor);
         self.protocol_type.reserve(factor);
         self.generation.reserve(factor);
         self.protocol.reserve(factor);

@@ -1299,11 +1299,14 @@ mod tests {
             ),
             (7, 9, 0, 123)
         );
-        let refused = |last_offset: i64, records: &[RecordToWrite<'_>]| {
-            match write_records(&header, last_offset, None, records) {
-                Err(Error::InvalidArgument(why)) => why,
-                other => panic!("{other:?}"),
-            }
+        let refused = |last_offset: i64, records: &[RecordToWrite<'_>]| match write_records(
+            &header,
+            last_offset,
+            None,
+            records,
+        ) {
+            Err(Error::InvalidArgument(why)) => why,
+            other => panic!("{other:?}"),
         };
         let out_of_order = [records[1], records[0]];
         assert_eq!(

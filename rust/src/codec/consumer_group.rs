@@ -73,6 +73,20 @@ pub fn uuid_string(uuid: &[u8; 16]) -> String {
     base64_with(uuid, b"-_", false)
 }
 
+/// The uuid of Kafka's form of one (`Uuid.fromString`, unpadded base64url), if `text` is one
+/// exactly as [`uuid_string`] writes it.
+pub fn uuid_from_string(text: &str) -> Option<[u8; 16]> {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let digits = text
+        .bytes()
+        .map(|c| ALPHABET.iter().position(|&a| a == c).map(|d| d as u128))
+        .collect::<Option<Vec<u128>>>()?;
+    let (&last, first) = digits.split_last().filter(|_| digits.len() == 22)?;
+    // 22 digits are 132 bits: the uuid's 128, then four that must be zero.
+    let bits = first.iter().fold(0u128, |bits, d| bits << 6 | d);
+    (last & 0xf == 0).then(|| (bits << 2 | last >> 4).to_be_bytes())
+}
+
 /// Standard, padded base64: bytes in JSON, as `dump-log` prints them.
 pub fn base64(bytes: &[u8]) -> String {
     base64_with(bytes, b"+/", true)
@@ -518,6 +532,17 @@ mod tests {
         assert_eq!(uuid_string(&uuid), "AAECAwQFBgcICQoLDA0ODw");
         (uuid[12], uuid[13]) = (0xfb, 0xff);
         assert_eq!(uuid_string(&uuid), "AAECAwQFBgcICQoL-_8ODw");
+        for uuid in [uuid, [0; 16], [0xff; 16]] {
+            assert_eq!(uuid_from_string(&uuid_string(&uuid)), Some(uuid));
+        }
+        for not_one in [
+            "AAECAwQFBgcICQoL-_8OD",    // 21 digits
+            "AAECAwQFBgcICQoL-_8ODw==", // padded
+            "AAECAwQFBgcICQoL+/8ODw",   // standard base64's digits
+            "AAECAwQFBgcICQoL-_8ODx",   // low bits set: no uuid writes it
+        ] {
+            assert_eq!(uuid_from_string(not_one), None, "{not_one}");
+        }
     }
 
     /// Decodes, and checks that encoding gives the bytes back.

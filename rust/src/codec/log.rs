@@ -193,6 +193,7 @@ mod tests {
                 }))
                 .unwrap();
                 let value = encode_value(&Value::OffsetCommit(OffsetCommitValue {
+                    topic_id: None,
                     unknown_tagged_fields: Default::default(),
                     offset: rng.below(1000) as i64,
                     metadata: "m".into(),

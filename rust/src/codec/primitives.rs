@@ -284,7 +284,10 @@ impl<'a> Reader<'a> {
             let size = self.uvarint()? as usize;
             self.take(size, "tagged field")?;
         }
-        Ok(TaggedSection(&self.data[start..self.pos]))
+        Ok(TaggedSection {
+            raw: &self.data[start..self.pos],
+            declared: None,
+        })
     }
 
     pub fn uuid(&mut self) -> Result<[u8; 16]> {
@@ -299,30 +302,46 @@ impl<'a> Reader<'a> {
 pub type UnknownTaggedFields = Vec<(u32, Vec<u8>)>;
 
 /// A tagged-field section as it lies in the input, checked by the [`Reader`] that returned it
-/// (the only way to make one): the count, then each field's tag, size and bytes.
+/// (the only way to make one): the count, then each field's tag, size and bytes. Its fields
+/// are those the struct's schema does not declare: a declared one, once taken
+/// ([`TaggedSection::take_declared`]), is left out.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TaggedSection<'a>(&'a [u8]);
+pub struct TaggedSection<'a> {
+    raw: &'a [u8],
+    declared: Option<u32>,
+}
 
 impl<'a> TaggedSection<'a> {
     /// True when the section holds no field (or the struct had no section).
     pub fn is_empty(&self) -> bool {
-        self.0.len() <= 1
+        self.raw.len() <= 1 || self.fields().next().is_none()
     }
 
-    /// Each field's tag and bytes.
+    /// Each undeclared field's tag and bytes.
     pub fn fields(&self) -> impl Iterator<Item = (u32, &'a [u8])> {
-        let mut r = Reader::new(self.0, 0);
-        let count = if self.is_empty() {
+        let mut r = Reader::new(self.raw, 0);
+        let count = if self.raw.len() <= 1 {
             0
         } else {
             r.uvarint().unwrap_or(0)
         };
+        let declared = self.declared;
         // The reader that made the section checked it, so no read below fails.
-        (0..count).map_while(move |_| {
-            let tag = r.uvarint().ok()?;
-            let size = r.uvarint().ok()? as usize;
-            Some((tag, r.take(size, "tagged field").ok()?))
-        })
+        (0..count)
+            .map_while(move |_| {
+                let tag = r.uvarint().ok()?;
+                let size = r.uvarint().ok()? as usize;
+                Some((tag, r.take(size, "tagged field").ok()?))
+            })
+            .filter(move |(tag, _)| Some(*tag) != declared)
+    }
+
+    /// The bytes of the field tagged `tag`, one the struct's schema declares, if the section
+    /// holds it; from then on [`TaggedSection::fields`] leaves that tag out.
+    pub fn take_declared(&mut self, tag: u32) -> Option<&'a [u8]> {
+        let bytes = self.fields().find(|(t, _)| *t == tag).map(|(_, b)| b);
+        self.declared = Some(tag);
+        bytes
     }
 
     pub fn to_owned(&self) -> UnknownTaggedFields {

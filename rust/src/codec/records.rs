@@ -57,6 +57,8 @@ pub struct OffsetCommitValue {
     pub leader_epoch: i32,
     pub expire_timestamp: i64,
     pub version: i16,
+    /// The committed topic's id: tagged field 0 of version 4 (Kafka 4.1's schema).
+    pub topic_id: Option<[u8; 16]>,
     /// Tagged fields of a version-4 value that Kafka's schema does not declare.
     pub unknown_tagged_fields: UnknownTaggedFields,
 }
@@ -200,6 +202,8 @@ const OFFSET_COMMIT_VALUE: [(CommitField, Versions); 5] = [
     (CommitField::ExpireTimestamp, Versions(1, 1)),
 ];
 const OFFSET_COMMIT_VALUE_MAX: i16 = 4;
+/// The tag of OffsetCommitValue's `topicId` (version 4 on, Kafka 4.1's schema).
+const TOPIC_ID_TAG: u32 = 0;
 
 /// The top-level fields of GroupMetadataValue.
 #[derive(Clone, Copy)]
@@ -352,6 +356,7 @@ pub struct OffsetCommitValueRef<'a> {
     pub leader_epoch: i32,
     pub expire_timestamp: i64,
     pub version: i16,
+    pub topic_id: Option<[u8; 16]>,
     pub unknown_tagged_fields: TaggedSection<'a>,
 }
 
@@ -414,6 +419,7 @@ impl ValueRef<'_> {
                 leader_epoch: v.leader_epoch,
                 expire_timestamp: v.expire_timestamp,
                 version: v.version,
+                topic_id: v.topic_id,
                 unknown_tagged_fields: v.unknown_tagged_fields.to_owned(),
             }),
             ValueRef::GroupMetadata(v) => Value::GroupMetadata(GroupMetadataValue {
@@ -584,6 +590,7 @@ fn decode_offset_commit_value<'a>(
         leader_epoch: -1,
         expire_timestamp: -1,
         version,
+        topic_id: None,
         unknown_tagged_fields: TaggedSection::default(),
     };
     for field in fields(&OFFSET_COMMIT_VALUE, version) {
@@ -596,7 +603,18 @@ fn decode_offset_commit_value<'a>(
         }
     }
     if flexible {
-        v.unknown_tagged_fields = r.tagged_section()?;
+        let start = r.position();
+        let mut section = r.tagged_section()?;
+        if let Some(id) = section.take_declared(TOPIC_ID_TAG) {
+            v.topic_id = Some(id.try_into().map_err(|_| Error::Corrupt {
+                position: start,
+                reason: format!(
+                    "its topic id (tagged field 0) has {} bytes, not 16",
+                    id.len()
+                ),
+            })?);
+        }
+        v.unknown_tagged_fields = section;
     }
     Ok(v)
 }
@@ -712,9 +730,16 @@ pub fn encode_value(value: &Value) -> Result<Vec<u8>> {
                     CommitField::ExpireTimestamp => out.put_i64(v.expire_timestamp),
                 }
             }
-            put_tagged_fields(&mut out, &v.unknown_tagged_fields, flexible, || {
-                format!("OffsetCommitValue version {}", v.version)
-            })?;
+            match v.topic_id.filter(|_| flexible) {
+                None => put_tagged_fields(&mut out, &v.unknown_tagged_fields, flexible, || {
+                    format!("OffsetCommitValue version {}", v.version)
+                })?,
+                Some(id) => {
+                    let mut tagged = vec![(TOPIC_ID_TAG, id.to_vec())];
+                    tagged.extend_from_slice(&v.unknown_tagged_fields);
+                    out.put_tagged_fields(&tagged)?;
+                }
+            }
         }
         Value::GroupMetadata(v) => {
             check_version("GroupMetadataValue", v.version, GROUP_METADATA_VALUE_MAX)?;
@@ -1001,6 +1026,7 @@ mod tests {
         assert_eq!(
             value,
             Value::OffsetCommit(OffsetCommitValue {
+                topic_id: None,
                 unknown_tagged_fields: Default::default(),
                 offset: 106,
                 metadata: String::new(),
@@ -1096,6 +1122,7 @@ mod tests {
             (
                 "0000 00000000000020b4 0008 7465737464617461 0000000000000665",
                 OffsetCommitValue {
+                    topic_id: None,
                     unknown_tagged_fields: Default::default(),
                     offset: 8372,
                     metadata: "testdata".into(),
@@ -1108,6 +1135,7 @@ mod tests {
             (
                 "0001 0000000000000064 0008 6d65746164617461 00000000000004d2 ffffffffffffffff",
                 OffsetCommitValue {
+                    topic_id: None,
                     unknown_tagged_fields: Default::default(),
                     offset: 100,
                     metadata: "metadata".into(),
@@ -1120,6 +1148,7 @@ mod tests {
             (
                 "0004 0000000000000064 0000000a 09 6d65746164617461 00000000000004d2 00",
                 OffsetCommitValue {
+                    topic_id: None,
                     unknown_tagged_fields: Default::default(),
                     offset: 100,
                     metadata: "metadata".into(),
@@ -1203,6 +1232,7 @@ mod tests {
                 Some(g)
             );
             let o = Value::OffsetCommit(OffsetCommitValue {
+                topic_id: None,
                 unknown_tagged_fields: Default::default(),
                 offset: 5,
                 metadata: "m".into(),
@@ -1309,6 +1339,7 @@ mod tests {
         let short = decode_value(&okey, Some(&hex("00")), 0).unwrap_err();
         assert!(matches!(short, Error::Truncated { .. }), "{short}");
         assert!(encode_value(&Value::OffsetCommit(OffsetCommitValue {
+            topic_id: None,
             unknown_tagged_fields: Default::default(),
             offset: 0,
             metadata: String::new(),
@@ -1350,6 +1381,40 @@ mod tests {
         v3.version = 3;
         let err = encode_value(&Value::OffsetCommit(v3)).unwrap_err();
         assert!(matches!(err, Error::UnsupportedVersion(_)), "{err}");
+
+        // v4 OffsetCommitValue with a topic id (tag 0, declared by Kafka 4.1) and tag 7.
+        let data = hex(concat!(
+            "0004 0000000000000064 0000000a 01 00000000000004d2",
+            " 02 00 10 000102030405060708090a0b0c0d0e0f 07 02 abcd"
+        ));
+        let Some(Value::OffsetCommit(v)) = decode_value(&key, Some(&data), 0).unwrap() else {
+            panic!()
+        };
+        let id: [u8; 16] = std::array::from_fn(|i| i as u8);
+        assert_eq!(v.topic_id, Some(id));
+        assert_eq!(v.unknown_tagged_fields, vec![(7, hex("abcd"))]);
+        assert_eq!(encode_value(&Value::OffsetCommit(v.clone())).unwrap(), data);
+        let mut v3 = v.clone();
+        v3.version = 3;
+        v3.unknown_tagged_fields.clear();
+        let Some(Value::OffsetCommit(read)) = decode_value(
+            &key,
+            Some(&encode_value(&Value::OffsetCommit(v3)).unwrap()),
+            0,
+        )
+        .unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            read.topic_id, None,
+            "version 3 has no topic id; it is left out"
+        );
+        let short = hex("0004 0000000000000064 0000000a 01 00000000000004d2 01 00 0f 000102030405060708090a0b0c0d0e");
+        let err = decode_value(&key, Some(&short), 0).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "corrupt input at byte 23: its topic id (tagged field 0) has 15 bytes, not 16"
+        );
 
         // v4 GroupMetadataValue: tag 1 on the group, tag 0 on its one member.
         let data = hex(concat!(

@@ -571,6 +571,9 @@ pub struct PyOffsetCommitValue {
     expire_timestamp: i64,
     #[pyo3(get)]
     version: i16,
+    /// Kafka's form of the topic id (unpadded base64url), valid: see [`topic_id_arg`].
+    #[pyo3(get)]
+    topic_id: Option<Py<PyString>>,
     #[pyo3(get)]
     unknown_tagged_fields: Py<PyTuple>,
 }
@@ -585,6 +588,7 @@ impl PyOffsetCommitValue {
             self.expire_timestamp,
             self.version,
             &self.unknown_tagged_fields,
+            &self.topic_id,
         )
             .into_pyobject(py)
     }
@@ -597,17 +601,31 @@ impl PyOffsetCommitValue {
             leader_epoch: self.leader_epoch,
             expire_timestamp: self.expire_timestamp,
             version: self.version,
+            topic_id: match &self.topic_id {
+                Some(id) => Some(topic_id_arg(id.bind(py))?),
+                None => None,
+            },
             unknown_tagged_fields: tagged_fields_core(py, &self.unknown_tagged_fields)?,
         })
     }
+}
+
+/// The uuid of a `topic_id` argument: Kafka's form of one, as `Uuid.toString` writes it.
+fn topic_id_arg(text: &Bound<'_, PyString>) -> PyResult<[u8; 16]> {
+    consumer_group::uuid_from_string(text.to_str()?).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "topic_id {} is not a topic id as Kafka writes one (22 characters of base64url)",
+            text.repr().map(|r| r.to_string()).unwrap_or_default()
+        ))
+    })
 }
 
 #[pymethods]
 impl PyOffsetCommitValue {
     #[new]
     #[pyo3(
-        signature = (offset, metadata = None, commit_timestamp = -1, leader_epoch = -1, expire_timestamp = -1, version = 3, unknown_tagged_fields = None),
-        text_signature = "(offset, metadata='', commit_timestamp=-1, leader_epoch=-1, expire_timestamp=-1, version=3, unknown_tagged_fields=())"
+        signature = (offset, metadata = None, commit_timestamp = -1, leader_epoch = -1, expire_timestamp = -1, version = 3, unknown_tagged_fields = None, topic_id = None),
+        text_signature = "(offset, metadata='', commit_timestamp=-1, leader_epoch=-1, expire_timestamp=-1, version=3, unknown_tagged_fields=(), topic_id=None)"
     )]
     #[allow(clippy::too_many_arguments)]
     fn py_new(
@@ -619,11 +637,24 @@ impl PyOffsetCommitValue {
         expire_timestamp: i64,
         version: i16,
         unknown_tagged_fields: Option<&Bound<'_, PyAny>>,
+        topic_id: Option<Bound<'_, PyString>>,
     ) -> PyResult<Self> {
         let metadata = match metadata {
             Some(m) => checked_str(m)?,
             None => PyString::intern(py, "").unbind(),
         };
+        if let Some(id) = &topic_id {
+            topic_id_arg(id)?;
+        }
+        let unknown_tagged_fields = tagged_fields_arg(py, unknown_tagged_fields)?;
+        if tagged_fields_core(py, &unknown_tagged_fields)?
+            .iter()
+            .any(|(tag, _)| *tag == 0)
+        {
+            return Err(PyValueError::new_err(
+                "tagged field 0 is OffsetCommitValue's topic id: give it as topic_id",
+            ));
+        }
         Ok(PyOffsetCommitValue {
             offset,
             metadata,
@@ -631,13 +662,18 @@ impl PyOffsetCommitValue {
             leader_epoch,
             expire_timestamp,
             version,
-            unknown_tagged_fields: tagged_fields_arg(py, unknown_tagged_fields)?,
+            topic_id: topic_id.map(Bound::unbind),
+            unknown_tagged_fields,
         })
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let topic_id = match &self.topic_id {
+            Some(id) => format!(", topic_id={}", py_repr(py, id)?),
+            None => String::new(),
+        };
         Ok(format!(
-            "OffsetCommitValue(offset={}, metadata={}, commit_timestamp={}, leader_epoch={}, expire_timestamp={}, version={}{})",
+            "OffsetCommitValue(offset={}, metadata={}, commit_timestamp={}, leader_epoch={}, expire_timestamp={}, version={}{topic_id}{})",
             self.offset,
             py_repr(py, &self.metadata)?,
             self.commit_timestamp,
@@ -668,6 +704,9 @@ impl PyOffsetCommitValue {
         d.set_item("metadata", &self.metadata)?;
         d.set_item("commit_timestamp", self.commit_timestamp)?;
         d.set_item("expire_timestamp", self.expire_timestamp)?;
+        if let Some(id) = &self.topic_id {
+            d.set_item("topic_id", id)?;
+        }
         set_tagged_fields(&d, &self.unknown_tagged_fields)?;
         Ok(d)
     }
@@ -1007,6 +1046,10 @@ impl RecordObjects {
                     leader_epoch: v.leader_epoch,
                     expire_timestamp: v.expire_timestamp,
                     version: v.version,
+                    topic_id: match v.topic_id {
+                        Some(id) => Some(new_str(py, &consumer_group::uuid_string(&id))),
+                        None => None,
+                    },
                     unknown_tagged_fields: tagged_fields(py, v.unknown_tagged_fields)?,
                 };
                 Py::new(py, value)?.into_any()

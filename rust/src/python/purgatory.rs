@@ -493,7 +493,9 @@ impl PyPurgatory {
         let callback = on_expiration.bind(slf.py());
         if !callback.is_callable() {
             let kind = callback.get_type().name()?;
-            return Err(Error::WrongType(format!("on_expiration must be callable, not {kind}")).into());
+            return Err(
+                Error::WrongType(format!("on_expiration must be callable, not {kind}")).into(),
+            );
         }
         let key = PyKey::new(key)?;
         let (completed, previous) = {
