@@ -20,6 +20,7 @@
 //! | consumer_group_fields | utf8 (JSON) | types 3-8, 16: every decoded field (uuids as Kafka prints them, bytes in base64, as `dump-log`) |
 //! | raw_key, raw_value | binary | opaque records (types this codec does not decode) |
 
+use std::cell::RefCell;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -28,7 +29,10 @@ use arrow_array::{
     Array, ArrayRef, BinaryArray, BooleanArray, ListArray, PrimitiveArray, RecordBatch,
     StringArray, StructArray,
 };
-use arrow_buffer::{ArrowNativeType, Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{
+    ArrowNativeType, BooleanBuffer, Buffer, MutableBuffer, NullBuffer, NullBufferBuilder,
+    OffsetBuffer, ScalarBuffer,
+};
 use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 
 use crate::codec::batch::{
@@ -294,6 +298,9 @@ fn append_offsets(offsets: &mut Vec<i32>, other: &[i32]) {
 
 impl<T: ArrowNativeType> Append for Primitive<T> {
     fn append(&mut self, len: usize, mut other: Self, other_len: usize) {
+        if other.values.is_empty() {
+            return;
+        }
         self.pad(len);
         other.pad(other_len);
         self.values.extend_from_slice(&other.values);
@@ -303,6 +310,9 @@ impl<T: ArrowNativeType> Append for Primitive<T> {
 
 impl Append for Variable {
     fn append(&mut self, len: usize, mut other: Self, other_len: usize) {
+        if other.len() == 0 {
+            return;
+        }
         self.pad(len);
         other.pad(other_len);
         append_offsets(&mut self.offsets, &other.offsets);
@@ -319,6 +329,9 @@ impl Append for Utf8 {
 
 impl Append for Lists {
     fn append(&mut self, len: usize, mut other: Self, other_len: usize) {
+        if other.len() == 0 {
+            return;
+        }
         self.pad(len);
         other.pad(other_len);
         append_offsets(&mut self.offsets, &other.offsets);
@@ -403,6 +416,49 @@ impl<T> Reserve for Vec<T> {
     }
 }
 
+/// The buffers of columns that received no value, all slices of one zeroed buffer that such
+/// columns of a record batch share: offsets all 0, values all 0, every row null. A column the
+/// log never uses (a consumer-group record's, in a classic log) then writes nothing per row.
+/// Runs being joined ([`Append`]) leave such a column as it is, so it stays one.
+struct Zeros {
+    buffer: RefCell<Buffer>,
+    /// The size to allocate at the first use: enough for every column of the batch.
+    bytes: usize,
+}
+
+impl Zeros {
+    fn new(bytes: usize) -> Self {
+        Zeros {
+            buffer: RefCell::new(Buffer::from_vec(Vec::<u8>::new())),
+            bytes,
+        }
+    }
+
+    /// A zeroed buffer of at least `bytes` bytes.
+    fn buffer(&self, bytes: usize) -> Buffer {
+        let mut zeros = self.buffer.borrow_mut();
+        if zeros.len() < bytes {
+            *zeros = MutableBuffer::from_len_zeroed(bytes.max(self.bytes)).into();
+        }
+        zeros.clone()
+    }
+
+    fn nulls(&self, rows: usize) -> NullBuffer {
+        let bits = BooleanBuffer::new(self.buffer(rows.div_ceil(8)), 0, rows);
+        // SAFETY: no bit is set, so every one of the `rows` rows is null.
+        unsafe { NullBuffer::new_unchecked(bits, rows) }
+    }
+
+    fn values<T: ArrowNativeType>(&self, len: usize) -> ScalarBuffer<T> {
+        ScalarBuffer::new(self.buffer(len * std::mem::size_of::<T>()), 0, len)
+    }
+
+    fn offsets(&self, rows: usize) -> OffsetBuffer<i32> {
+        // SAFETY: all zero: non-negative and never decreasing.
+        unsafe { OffsetBuffer::new_unchecked(self.values(rows + 1)) }
+    }
+}
+
 /// A nullable primitive column. Rows are set in order; rows skipped are null.
 struct Primitive<T> {
     values: Vec<T>,
@@ -437,7 +493,17 @@ impl<T: ArrowNativeType> Primitive<T> {
         self.values.resize(rows, T::default());
     }
 
-    fn finish<P: arrow_array::ArrowPrimitiveType<Native = T>>(mut self, rows: usize) -> ArrayRef {
+    fn finish<P: arrow_array::ArrowPrimitiveType<Native = T>>(
+        mut self,
+        rows: usize,
+        zeros: &Zeros,
+    ) -> ArrayRef {
+        if self.values.is_empty() && rows > 0 {
+            return Arc::new(PrimitiveArray::<P>::new(
+                zeros.values(rows),
+                Some(zeros.nulls(rows)),
+            ));
+        }
         self.pad(rows);
         Arc::new(PrimitiveArray::<P>::new(
             ScalarBuffer::from(self.values),
@@ -516,7 +582,15 @@ impl Variable {
     fn parts(
         mut self,
         rows: usize,
-    ) -> Result<(OffsetBuffer<i32>, Buffer, Option<arrow_buffer::NullBuffer>), ArrowError> {
+        zeros: &Zeros,
+    ) -> Result<(OffsetBuffer<i32>, Buffer, Option<NullBuffer>), ArrowError> {
+        if self.len() == 0 && rows > 0 {
+            return Ok((
+                zeros.offsets(rows),
+                Buffer::from_vec(self.data),
+                Some(zeros.nulls(rows)),
+            ));
+        }
         self.pad(rows);
         if i32::try_from(self.data.len()).is_err() {
             return Err(ArrowError::ComputeError(format!(
@@ -531,8 +605,8 @@ impl Variable {
         ))
     }
 
-    fn finish_binary(self, rows: usize) -> Result<ArrayRef, ArrowError> {
-        let (offsets, data, nulls) = self.parts(rows)?;
+    fn finish_binary(self, rows: usize, zeros: &Zeros) -> Result<ArrayRef, ArrowError> {
+        let (offsets, data, nulls) = self.parts(rows, zeros)?;
         Ok(Arc::new(BinaryArray::try_new(offsets, data, nulls)?))
     }
 }
@@ -571,8 +645,8 @@ impl Utf8 {
         self.0.rollback(mark);
     }
 
-    fn finish(self, rows: usize) -> Result<ArrayRef, ArrowError> {
-        let (offsets, data, nulls) = self.0.parts(rows)?;
+    fn finish(self, rows: usize, zeros: &Zeros) -> Result<ArrayRef, ArrowError> {
+        let (offsets, data, nulls) = self.0.parts(rows, zeros)?;
         // SAFETY: every value appended was a `&str` and rollbacks return to an earlier value's
         // end, so the data is UTF-8 and every offset lies on a character boundary.
         Ok(Arc::new(unsafe {
@@ -625,7 +699,16 @@ impl Lists {
         rows: usize,
         item: &FieldRef,
         values: ArrayRef,
+        zeros: &Zeros,
     ) -> Result<ArrayRef, ArrowError> {
+        if self.len() == 0 && rows > 0 {
+            return Ok(Arc::new(ListArray::try_new(
+                item.clone(),
+                zeros.offsets(rows),
+                values,
+                Some(zeros.nulls(rows)),
+            )?));
+        }
         self.pad(rows);
         if i32::try_from(values.len()).is_err() {
             return Err(ArrowError::ComputeError(format!(
@@ -745,7 +828,12 @@ impl TopicPartitions {
         Some(())
     }
 
-    fn finish(self, rows: usize, data_type: &DataType) -> Result<ArrayRef, ArrowError> {
+    fn finish(
+        self,
+        rows: usize,
+        data_type: &DataType,
+        zeros: &Zeros,
+    ) -> Result<ArrayRef, ArrowError> {
         let item = list_item(data_type)?;
         let fields = struct_fields(item.data_type())?;
         let partition_item = list_item(fields[1].data_type())?;
@@ -761,13 +849,14 @@ impl TopicPartitions {
                 ScalarBuffer::from(self.partitions),
                 None,
             )),
+            zeros,
         )?;
         let entries = StructArray::try_new(
             fields.clone(),
-            vec![self.topics.finish(topics)?, partitions],
+            vec![self.topics.finish(topics, zeros)?, partitions],
             None,
         )?;
-        self.lists.finish(rows, item, Arc::new(entries))
+        self.lists.finish(rows, item, Arc::new(entries), zeros)
     }
 }
 
@@ -890,21 +979,29 @@ impl Members {
         }
     }
 
-    fn finish(self, rows: usize, data_type: &DataType) -> Result<ArrayRef, ArrowError> {
+    fn finish(
+        self,
+        rows: usize,
+        data_type: &DataType,
+        zeros: &Zeros,
+    ) -> Result<ArrayRef, ArrowError> {
         let item = list_item(data_type)?;
         let fields = struct_fields(item.data_type())?;
         let members = self.member_id.len();
-        let subscribed = self
-            .subscribed
-            .finish(members, list_item(fields[8].data_type())?, {
+        let subscribed = self.subscribed.finish(
+            members,
+            list_item(fields[8].data_type())?,
+            {
                 let n = self.subscribed_topics.len();
-                self.subscribed_topics.finish(n)?
-            })?;
+                self.subscribed_topics.finish(n, zeros)?
+            },
+            zeros,
+        )?;
         let columns: Vec<ArrayRef> = vec![
-            self.member_id.finish(members)?,
-            self.group_instance_id.finish(members)?,
-            self.client_id.finish(members)?,
-            self.client_host.finish(members)?,
+            self.member_id.finish(members, zeros)?,
+            self.group_instance_id.finish(members, zeros)?,
+            self.client_id.finish(members, zeros)?,
+            self.client_host.finish(members, zeros)?,
             Arc::new(PrimitiveArray::<Int32Type>::new(
                 ScalarBuffer::from(self.rebalance_timeout),
                 None,
@@ -913,13 +1010,14 @@ impl Members {
                 ScalarBuffer::from(self.session_timeout),
                 None,
             )),
-            self.subscription.finish_binary(members)?,
-            self.assignment.finish_binary(members)?,
+            self.subscription.finish_binary(members, zeros)?,
+            self.assignment.finish_binary(members, zeros)?,
             subscribed,
-            self.assigned.finish(members, fields[9].data_type())?,
+            self.assigned
+                .finish(members, fields[9].data_type(), zeros)?,
         ];
         let entries = StructArray::try_new(fields.clone(), columns, None)?;
-        self.lists.finish(rows, item, Arc::new(entries))
+        self.lists.finish(rows, item, Arc::new(entries), zeros)
     }
 }
 
@@ -1186,6 +1284,8 @@ impl Columns {
     fn finish(self) -> Result<RecordBatch, ArrowError> {
         let schema = schema();
         let rows = self.rows;
+        // Enough for the widest column: int64 values of every row, or of every member.
+        let zeros = Zeros::new(8 * (rows.max(self.members.member_id.len()) + 1));
         let type_of = |name: &str| schema.field_with_name(name).map(|f| f.data_type().clone());
         let members_type = type_of("members")?;
         let topic_partitions_type = type_of("topic_partitions")?;
@@ -1210,31 +1310,33 @@ impl Columns {
             )),
             Arc::new(BooleanArray::from(self.is_transactional)),
             Arc::new(BooleanArray::from(self.is_tombstone)),
-            self.control.finish(rows)?,
-            self.record_type.finish::<Int16Type>(rows),
-            self.value_version.finish::<Int16Type>(rows),
-            self.group.finish(rows)?,
-            self.topic.finish(rows)?,
-            self.key_partition.finish::<Int32Type>(rows),
-            self.member_id.finish(rows)?,
-            self.regular_expression.finish(rows)?,
-            self.committed_offset.finish::<Int64Type>(rows),
-            self.leader_epoch.finish::<Int32Type>(rows),
-            self.metadata.finish(rows)?,
-            self.commit_timestamp.finish::<Int64Type>(rows),
-            self.expire_timestamp.finish::<Int64Type>(rows),
-            self.topic_id.finish(rows)?,
-            self.protocol_type.finish(rows)?,
-            self.generation.finish::<Int32Type>(rows),
-            self.protocol.finish(rows)?,
-            self.leader.finish(rows)?,
-            self.current_state_timestamp.finish::<Int64Type>(rows),
-            self.members.finish(rows, &members_type)?,
-            self.epoch.finish::<Int32Type>(rows),
-            self.topic_partitions.finish(rows, &topic_partitions_type)?,
-            self.consumer_group_fields.finish(rows)?,
-            self.raw_key.finish_binary(rows)?,
-            self.raw_value.finish_binary(rows)?,
+            self.control.finish(rows, &zeros)?,
+            self.record_type.finish::<Int16Type>(rows, &zeros),
+            self.value_version.finish::<Int16Type>(rows, &zeros),
+            self.group.finish(rows, &zeros)?,
+            self.topic.finish(rows, &zeros)?,
+            self.key_partition.finish::<Int32Type>(rows, &zeros),
+            self.member_id.finish(rows, &zeros)?,
+            self.regular_expression.finish(rows, &zeros)?,
+            self.committed_offset.finish::<Int64Type>(rows, &zeros),
+            self.leader_epoch.finish::<Int32Type>(rows, &zeros),
+            self.metadata.finish(rows, &zeros)?,
+            self.commit_timestamp.finish::<Int64Type>(rows, &zeros),
+            self.expire_timestamp.finish::<Int64Type>(rows, &zeros),
+            self.topic_id.finish(rows, &zeros)?,
+            self.protocol_type.finish(rows, &zeros)?,
+            self.generation.finish::<Int32Type>(rows, &zeros),
+            self.protocol.finish(rows, &zeros)?,
+            self.leader.finish(rows, &zeros)?,
+            self.current_state_timestamp
+                .finish::<Int64Type>(rows, &zeros),
+            self.members.finish(rows, &members_type, &zeros)?,
+            self.epoch.finish::<Int32Type>(rows, &zeros),
+            self.topic_partitions
+                .finish(rows, &topic_partitions_type, &zeros)?,
+            self.consumer_group_fields.finish(rows, &zeros)?,
+            self.raw_key.finish_binary(rows, &zeros)?,
+            self.raw_value.finish_binary(rows, &zeros)?,
         ];
         RecordBatch::try_new(schema, columns)
     }
@@ -1500,6 +1602,44 @@ mod tests {
     }
 
     #[test]
+    fn columns_no_run_fills_are_null_and_share_one_buffer() {
+        let [_, _, okey, oval] = vectors();
+        let opaque: (Option<&[u8]>, Option<&[u8]>) = (Some(&[0, 99, 1, 2]), Some(&[3]));
+        let mut log = Vec::new();
+        for n in 0..60 {
+            // Only the middle run of three holds an opaque record (raw_key, raw_value).
+            let records = if n == 30 {
+                vec![opaque]
+            } else {
+                vec![(Some(&okey[..]), Some(&oval[..])); 4]
+            };
+            log.extend(write_batch(&BatchHeader::plain(n * 4, 1), &records).unwrap());
+        }
+        let (serial, _) = decode_arrow_in_runs(&log, 0, 4, 1, 1);
+        let serial = serial.unwrap();
+        for threads in [2, 3, 5] {
+            let (runs, walk) = decode_arrow_in_runs(&log, 0, 4, threads, 1 << 10);
+            assert!(walk.error.is_none());
+            assert_eq!(runs.unwrap(), serial, "{threads} threads");
+        }
+        let raw_key = serial.column_by_name("raw_key").unwrap();
+        assert_eq!(raw_key.null_count(), serial.num_rows() - 1);
+        let unused = [
+            "control",
+            "epoch",
+            "topic_partitions",
+            "members",
+            "member_id",
+        ];
+        let buffer = |name: &str| {
+            let data = serial.column_by_name(name).unwrap().to_data();
+            assert_eq!(data.null_count(), serial.num_rows(), "{name}");
+            data.buffers()[0].as_ptr()
+        };
+        assert!(unused.iter().all(|name| buffer(name) == buffer("control")));
+    }
+
+    #[test]
     fn runs_of_slow_inflating_batches_take_two_threads() {
         let min_run = 1 << 10;
         for (compression, pipelined) in [(Gzip, true), (Zstd, true), (Lz4, false), (Snappy, false)]
@@ -1608,7 +1748,7 @@ mod tests {
             .unwrap()
             .data_type()
             .clone();
-        let column = members.finish(1, &data_type).unwrap();
+        let column = members.finish(1, &data_type, &Zeros::new(0)).unwrap();
         let rows = column.as_list::<i32>().value(0);
         let rows = rows.as_struct();
         let subscribed = rows
