@@ -1160,7 +1160,7 @@ impl Columns {
                 self.commit_timestamp.set(row, v.commit_timestamp);
                 self.expire_timestamp.set(row, v.expire_timestamp);
                 if let Some(id) = v.topic_id {
-                    self.topic_id.set(row, &uuid_string(&id));
+                    self.topic_id.set(row, &uuid_string(id));
                 }
             }
             ValueRef::GroupMetadata(g) => {

@@ -356,7 +356,7 @@ pub struct OffsetCommitValueRef<'a> {
     pub leader_epoch: i32,
     pub expire_timestamp: i64,
     pub version: i16,
-    pub topic_id: Option<[u8; 16]>,
+    pub topic_id: Option<&'a [u8; 16]>,
     pub unknown_tagged_fields: TaggedSection<'a>,
 }
 
@@ -419,7 +419,7 @@ impl ValueRef<'_> {
                 leader_epoch: v.leader_epoch,
                 expire_timestamp: v.expire_timestamp,
                 version: v.version,
-                topic_id: v.topic_id,
+                topic_id: v.topic_id.copied(),
                 unknown_tagged_fields: v.unknown_tagged_fields.to_owned(),
             }),
             ValueRef::GroupMetadata(v) => Value::GroupMetadata(GroupMetadataValue {

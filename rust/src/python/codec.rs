@@ -1047,7 +1047,7 @@ impl RecordObjects {
                     expire_timestamp: v.expire_timestamp,
                     version: v.version,
                     topic_id: match v.topic_id {
-                        Some(id) => Some(new_str(py, &consumer_group::uuid_string(&id))),
+                        Some(id) => Some(new_str(py, &consumer_group::uuid_string(id))),
                         None => None,
                     },
                     unknown_tagged_fields: tagged_fields(py, v.unknown_tagged_fields)?,
