@@ -362,3 +362,29 @@ def test_every_batch_written_by_the_cleaner_is_whole(tmp_path: Path) -> None:
         assert codec.valid_prefix_length(data) == len(data)
         assert sum(b.size for b in walk_batches(data)) == len(data)
     f.log.close()
+
+
+def test_a_cleaning_pass_holds_one_chunk_of_a_segment_not_all_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Found in a soak: every pass read the whole segment into a list, so memory grew by the
+    # segment size (100 MB by default). Kafka's cleaner reads through fixed I/O buffers.
+    import tracemalloc
+
+    from groupcoord.storage import cleaner
+
+    monkeypatch.setattr(cleaner, "_READ_BUFFER", 64 << 10)
+    f = Fixture(tmp_path, config(**{"offsets.topic.segment.bytes": str(64 << 20)}))
+    while f.log.active.size < 4 << 20:
+        f.append([commit("g", p, f.log.next_offset) for p in range(50)])
+    f.roll()
+    f.append([commit("g", 0, 1)])
+    tracemalloc.start()
+    try:
+        result = f.cleaner.clean(f.log, NOW)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert result is not None and result.records_removed > 50_000
+    assert peak < 1 << 20, f"a pass over a 4 MB segment peaked at {peak / 1e6:.1f} MB"
+    f.log.close()

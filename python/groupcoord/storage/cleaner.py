@@ -54,7 +54,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -267,14 +267,16 @@ class LogCleaner:
         log.earliest_delete_horizon_ms = min(horizons) if horizons else None
         return result
 
-    def _chunks(self, log: PartitionLog, segment: LogSegment, size: int | None = None) -> list[tuple[int, bytes]]:
-        if log.abort_cleaning.is_set():
-            raise _Aborted
+    def _chunks(self, log: PartitionLog, segment: LogSegment, size: int | None = None) -> Iterator[tuple[int, bytes]]:
+        """The segment's batches about ``_READ_BUFFER`` bytes at a time, each read as it is
+        taken: a pass holds one chunk, whatever the segment size, as Kafka's cleaner reads
+        through its I/O buffers. Stops (``_Aborted``) before any chunk once the partition's
+        cleaning is aborted."""
         length = segment.size if size is None else size
-        return [
-            (c.position, c.data)
-            for c in read_chunks(segment.path, segment.fd, length, _READ_BUFFER, 0, tail_may_be_torn=False)
-        ]
+        for chunk in read_chunks(segment.path, segment.fd, length, _READ_BUFFER, 0, tail_may_be_torn=False):
+            if log.abort_cleaning.is_set():
+                raise _Aborted
+            yield chunk.position, chunk.data
 
     def _transactions(
         self, log: PartitionLog, segments: Sequence[LogSegment], sizes: Sequence[int]
