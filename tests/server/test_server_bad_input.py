@@ -208,6 +208,33 @@ def test_a_truncated_frame_then_disconnect_and_a_disconnect_mid_request(server):
     assert_serving(server)
 
 
+def test_a_client_that_stops_reading_is_still_closed_when_idle(tmp_path):
+    # Found in a soak: the idle close waited for unread answers to drain, so a client that
+    # pipelined requests and never read held its socket (and the fd) until it went away.
+    # Kafka's selector closes the channel at once.
+    idle = ServerProcess(tmp_path / "data", topics=[f"{TOPIC}:{PARTITIONS}"],
+                         settings={"connections.max.idle.ms": "1000"}).start()
+    try:
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(("127.0.0.1", idle.port))
+        sock.settimeout(READ_TIMEOUT_S)
+        metadata = framed(request_frame(MetadataRequest(topics=None), 1, 1, "never-reads"))
+        with sock:
+            sent = 0
+            with pytest.raises((TimeoutError, BlockingIOError)):
+                sock.setblocking(False)
+                while sent < 200_000:  # until the server stops reading: its answers fill every buffer
+                    sock.send(metadata)
+                    sent += 1
+            assert sent < 200_000
+            wait_for(lambda: idle.metrics()["groupcoord_connections"] == 0, 10,
+                     "the idle connection with unread answers to be closed")
+            assert idle.metrics()['groupcoord_connections_closed_total{reason="idle"}'] == 1
+    finally:
+        assert idle.stop() == 0, idle.log()
+
+
 def test_strings_as_long_as_the_protocol_allows_still_get_encodable_answers(server):
     # Found in review: a member id is the client id (or group instance id) and a UUID, and a
     # 32,767-byte client id made it too long to encode: the client got no answer, and every

@@ -126,14 +126,16 @@ class KafkaConnection(asyncio.Protocol):
         self._drain()
 
     def close(self, reason: str | None = None) -> None:
-        """Close the connection (after writing what is buffered)."""
+        """Close the connection now, dropping answers the client has not read, as Kafka's
+        selector closes a channel: waiting for them to drain would hold the socket for as long
+        as a client that stopped reading likes."""
         if self._closed:
             return
         self._closed = True
         if reason is not None:
             self.broker.metrics.closed_for[reason] += 1
         if self._transport is not None:
-            self._transport.close()
+            self._transport.abort()
 
     # --- requests ---------------------------------------------------------------------------
 
