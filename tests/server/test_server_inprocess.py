@@ -438,3 +438,44 @@ def test_offsets_topic_partitions_hold_once_the_data_directory_has_them(
     with pytest.raises(ValueError, match=f"{tmp_path} has __consumer_offsets-3, beyond "
                                          "offsets.topic.num.partitions=2: set it to the count"):
         run(lambda: Server(ServerOptions(port=0, data_dir=tmp_path, config=fewer)).start())
+
+
+def test_metrics_count_expired_offsets_and_the_cleaners_work(tmp_path: Path) -> None:
+    # Found in a soak: both were counted inside but not exported.
+    config = CONFIG.with_overrides({
+        "offsets.topic.segment.bytes": 1024, "log.cleaner.min.cleanable.ratio": 0.01,
+    })
+    options = ServerOptions(port=0, data_dir=tmp_path, metrics_port=0, config=config, topics=[("t", 1)])
+
+    def commit(offset: int, commit_timestamp: int = -1) -> OffsetCommitRequest:
+        return OffsetCommitRequest(group_id="g", generation_id_or_member_epoch=-1, member_id="", topics=[
+            OffsetCommitRequestTopic(name="t", partitions=[OffsetCommitRequestPartition(
+                partition_index=0, committed_offset=offset, commit_timestamp=commit_timestamp,
+                committed_metadata="")])])
+
+    async def samples(port: int) -> dict[str, float]:
+        status, text = await http(port, "GET", "/metrics")
+        assert status == 200
+        lines = (line.rpartition(" ") for line in text.splitlines() if not line.startswith("#"))
+        return {name: float(value) for name, _, value in lines}
+
+    async def main() -> None:
+        async with serving(options) as (server, broker, client):
+            assert server.metrics_port is not None
+            for offset in range(60):  # one key rewritten across many 1 KiB segments
+                answer = await client.call(commit(offset), OffsetCommitResponse, 2)
+                assert answer.topics[0].partitions[0].error_code == Errors.NONE
+            assert broker.cleaner is not None
+            await asyncio.to_thread(broker.cleaner.clean_filthiest)
+            found = await samples(server.metrics_port)
+            assert found["groupcoord_log_cleaner_passes_total"] >= 1
+            assert found["groupcoord_log_cleaner_records_removed_total"] > 0
+            assert found["groupcoord_log_cleaner_bytes_reclaimed_total"] > 0
+            assert found["groupcoord_offsets_expired_total"] == 0
+            # A v1 commit stamped a week and a day ago has outlived offsets.retention.minutes.
+            stamp = broker.time.milliseconds() - 8 * 86_400_000
+            await client.call(commit(99, commit_timestamp=stamp), OffsetCommitResponse, 1)
+            assert broker.coordinator.cleanup_group_metadata() == 1
+            assert (await samples(server.metrics_port))["groupcoord_offsets_expired_total"] == 1
+
+    run(main)

@@ -82,7 +82,7 @@ class Server:
         host, port = config.advertised_address() or (_reachable(options.host), self.port)
         self.broker = broker = Broker(
             config, Node(config.node_id, host, port), topics, self._runtime, self._fetches,
-            self.metrics, self.time,
+            self.metrics, self.time, self._log.cleaner,
         )
         self._listener = await loop.create_server(
             lambda: KafkaConnection(broker, self.connections), sock=sock

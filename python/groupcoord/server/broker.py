@@ -1,5 +1,5 @@
 """What request handlers see: this node, its topics, the coordinator, the parked Fetches and
-the metrics."""
+the metrics (and what the metrics read: the log cleaner)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from groupcoord.coordinator.runtime import CoordinatorRuntime
 from groupcoord.server.delayed_fetch import DelayedFetches
 from groupcoord.server.metrics import Metrics
 from groupcoord.server.topics import TopicRegistry
+from groupcoord.storage.cleaner import LogCleaner
 
 
 class Node(NamedTuple):
@@ -32,6 +33,7 @@ class Broker:
         fetches: DelayedFetches,
         metrics: Metrics,
         time: Time,
+        cleaner: LogCleaner | None = None,
     ) -> None:
         self.config = config
         self.node = node
@@ -41,6 +43,8 @@ class Broker:
         self.fetches = fetches
         self.metrics = metrics
         self.time = time
+        self.cleaner = cleaner
+        """The log's cleaner (None with log.cleaner.enable=false), for its metrics."""
 
     @property
     def cluster_id(self) -> str:

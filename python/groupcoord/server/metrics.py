@@ -2,8 +2,9 @@
 
 Counted as requests are served: requests and their latency by API (a histogram), connections,
 connections closed for bad input. Read from the coordinator when scraped: groups by state,
-members, completed rebalances, committed offsets, purgatory sizes, owned and loading
-``__consumer_offsets`` partitions. Written by hand rather than with ``prometheus_client``: a
+members, completed rebalances, committed and expired offsets, purgatory sizes, owned and
+loading ``__consumer_offsets`` partitions; and from the log cleaner: its passes, the records
+it removed and the bytes it freed. Written by hand rather than with ``prometheus_client``: a
 handful of series, no dependency, no second thread serving them.
 """
 
@@ -79,6 +80,19 @@ class Metrics:
         out.append(f"groupcoord_rebalances_total {coordinator.completed_rebalances}")
         family("offset_commits_total", "counter", "Offsets committed (records appended).")
         out.append(f"groupcoord_offset_commits_total {coordinator.manager.offset_commits}")
+        family("offsets_expired_total", "counter",
+               "Committed offsets removed by offset retention (Kafka's offset-expiration-count).")
+        out.append(f"groupcoord_offsets_expired_total {coordinator.manager.offsets_expired}")
+        cleaner = broker.cleaner
+        if cleaner is not None:
+            family("log_cleaner_passes_total", "counter", "Cleaning passes over a partition's log.")
+            out.append(f"groupcoord_log_cleaner_passes_total {cleaner.passes}")
+            family("log_cleaner_records_removed_total", "counter",
+                   "Records the log cleaner removed (superseded, tombstones past their horizon).")
+            out.append(f"groupcoord_log_cleaner_records_removed_total {cleaner.records_removed}")
+            family("log_cleaner_bytes_reclaimed_total", "counter",
+                   "Bytes of segments the log cleaner's passes freed.")
+            out.append(f"groupcoord_log_cleaner_bytes_reclaimed_total {cleaner.bytes_reclaimed}")
         family("purgatory_delayed", "gauge", "Delayed operations pending, by purgatory.")
         out.append(f'groupcoord_purgatory_delayed{{purgatory="coordinator"}} '
                    f"{coordinator.purgatory.num_delayed()}")

@@ -147,6 +147,9 @@ class LogCleaner:
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self.passes = 0
+        self.records_removed = 0
+        self.bytes_reclaimed = 0
+        """Totals over the passes since start, for the server's metrics."""
 
     # --- the thread --------------------------------------------------------------------------
 
@@ -224,8 +227,11 @@ class LogCleaner:
             except _Aborted:
                 logger.info("cleaning of %s aborted", log.directory)
                 return None
+            if result is not None:
+                self.passes += 1
+                self.records_removed += result.records_removed
+                self.bytes_reclaimed += result.bytes_before - result.bytes_after
         if result is not None:
-            self.passes += 1
             logger.info(
                 "cleaned %s: %d segments (%d bytes) into %d (%d bytes), %d records removed",
                 log.directory.name, result.segments_before, result.bytes_before,
