@@ -53,6 +53,10 @@ def main() -> None:
     parser.add_argument("--megabytes", type=int, default=100)
     parser.add_argument("--into", choices=("arrow", "list", "iterated"), default="arrow",
                         help="threads= applies to arrow only")
+    parser.add_argument("--commit-share", type=float, default=0.9,
+                        help="of the generated segment's records, the offset commits (0.9)")
+    parser.add_argument("--file", type=Path,
+                        help="decode this segment file instead of a generated segment")
     args = parser.parse_args()
 
     def decode(module: ModuleType) -> object:
@@ -62,7 +66,8 @@ def main() -> None:
             return module.decode_records(data)
         return sum(1 for _ in module.iter_records(data))
 
-    data = segment(args.megabytes << 20, args.compression)
+    data = (args.file.read_bytes() if args.file
+            else segment(args.megabytes << 20, args.compression, commit_share=args.commit_share))
     with tempfile.TemporaryDirectory() as tmp:
         builds = []
         for i, build in enumerate(args.builds):

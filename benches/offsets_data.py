@@ -1,7 +1,8 @@
 """A realistic ``__consumer_offsets`` segment for the codec benchmarks, seeded.
 
 Kafka's batching for the coordinator: one batch per write, 1 to 50 records per batch; 90 % of
-the records are offset commits, 10 % group metadata of 3 to 30 consumer-protocol members.
+the records are offset commits (by default), 10 % group metadata of 3 to 30 consumer-protocol
+members.
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ from groupcoord import codec
 
 
 @cache
-def segment(target_bytes: int, compression: str = "none", seed: int = 1) -> bytes:
+def segment(target_bytes: int, compression: str = "none", seed: int = 1, commit_share: float = 0.9) -> bytes:
+    """About ``target_bytes`` of batches; ``commit_share`` of the records are offset commits,
+    the rest group metadata."""
     rng = random.Random(seed)
     groups = [f"service-{i}-consumers" for i in range(200)]
     topics = [f"events.{name}.v{v}" for name in ("orders", "payments", "clicks", "audit") for v in (1, 2)]
@@ -25,7 +28,7 @@ def segment(target_bytes: int, compression: str = "none", seed: int = 1) -> byte
         records = []
         group = rng.choice(groups)
         for _ in range(rng.randint(1, 50)):
-            if rng.random() < 0.9:
+            if rng.random() < commit_share:
                 key = codec.OffsetCommitKey(group, rng.choice(topics), rng.randrange(64))
                 value = codec.OffsetCommitValue(rng.randrange(10**9), "", now, rng.randrange(30))
             else:
