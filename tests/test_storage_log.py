@@ -82,6 +82,58 @@ def test_segments_roll_at_segment_bytes_with_kafka_names_and_an_offset_index(tmp
     log.close()
 
 
+def test_the_active_segment_rolls_once_its_batches_span_more_than_log_roll_ms(tmp_path: Path) -> None:
+    directory = tmp_path / "__consumer_offsets-0"
+    cfg = config(**{"log.roll.ms": "1000"})
+    log = PartitionLog.open(directory, cfg)
+    append_batch(log, [commit("g", 0, 1)], timestamp=50_000)
+    append_batch(log, [commit("g", 0, 2)], timestamp=51_000)
+    assert [s.base_offset for s in log.segments] == [0], "exactly log.roll.ms is not past it"
+    append_batch(log, [commit("g", 0, 3)], timestamp=51_001)
+    assert [s.base_offset for s in log.segments] == [0, 2]
+    append_batch(log, [commit("g", 0, 4)], timestamp=52_001)
+    assert [s.base_offset for s in log.segments] == [0, 2], "the wait starts at the new segment's first batch"
+    log.close()
+    log = PartitionLog.open(directory, cfg)
+    append_batch(log, [commit("g", 0, 5)], timestamp=52_002)
+    assert [s.base_offset for s in log.segments] == [0, 2, 4], "the first batch's timestamp is read back"
+    assert [r.offset for r in all_records(log)] == list(range(5))
+    log.close()
+
+
+def test_log_roll_hours_is_the_default_and_log_roll_ms_overrides_it(tmp_path: Path) -> None:
+    hour = 3_600_000
+    assert config().segment_roll_ms == 168 * hour
+    assert config(**{"log.roll.hours": "2"}).segment_roll_ms == 2 * hour
+    assert config(**{"log.roll.hours": "2", "log.roll.ms": "5"}).segment_roll_ms == 5
+    with pytest.raises(ValueError, match="log.roll.ms must be at least 1"):
+        config(**{"log.roll.ms": "0"})
+    log = PartitionLog.open(tmp_path / "__consumer_offsets-0", config(**{"log.roll.hours": "2"}))
+    append_batch(log, [commit("g", 0, 1)], timestamp=0)
+    append_batch(log, [commit("g", 0, 2)], timestamp=2 * hour)
+    append_batch(log, [commit("g", 0, 3)], timestamp=2 * hour + 1)
+    assert [s.base_offset for s in log.segments] == [0, 2]
+    log.close()
+
+
+def test_a_segment_whose_first_batch_has_no_timestamp_rolls_by_the_writers_clock(tmp_path: Path) -> None:
+    log = PartitionLog.open(tmp_path / "__consumer_offsets-0", config(**{"log.roll.ms": "1000"}))
+
+    def append(offset: int, now_ms: float, timestamp: int = -1) -> None:
+        batch = codec.write_batch([commit("g", 0, offset)], base_offset=offset, timestamp=timestamp)
+        log.append(batch, offset, 1, now_ms)
+
+    append(0, now_ms=100.0)
+    append(1, now_ms=1100.0, timestamp=99_999)
+    assert len(log.segments) == 1, "the first batch's missing timestamp sends the wait to the clock"
+    append(2, now_ms=1100.5)
+    assert [s.base_offset for s in log.segments] == [0, 2]
+    append(3, now_ms=2100.5)
+    append(4, now_ms=2101.0)
+    assert [s.base_offset for s in log.segments] == [0, 2, 4], "the rolled segment's clock starts at the roll"
+    log.close()
+
+
 def test_reopening_continues_the_offsets_and_rebuilds_missing_or_wrong_indexes(tmp_path: Path) -> None:
     directory = tmp_path / "__consumer_offsets-0"
     cfg = config(**{"offsets.topic.segment.bytes": 4000, "log.index.interval.bytes": 200})

@@ -85,6 +85,21 @@ def test_appends_to_a_partition_not_open_fail_and_close_completes_earlier_ones(t
     run(body)
 
 
+def test_the_writer_rolls_a_segment_whose_appends_span_more_than_log_roll_ms(tmp_path: Path) -> None:
+    async def body() -> None:
+        manager = LogManager(tmp_path, config(**{"log.roll.ms": "60000"}))
+        await manager.start()
+        await manager.open_partition(0)
+        for i, timestamp in enumerate((1_000, 61_000, 61_001, 62_000)):
+            done: list[int | AppendError] = []
+            manager.append(0, Append([commit("g", 0, i)], timestamp), done.append)
+            await wait_for(lambda: done == [i], f"append {i}")
+        assert [s.base_offset for s in manager.partition_log(0).segments] == [0, 2]
+        await manager.close()
+
+    run(body)
+
+
 def test_one_turn_of_appends_is_one_batch_per_partition(tmp_path: Path) -> None:
     async def body() -> None:
         manager = LogManager(tmp_path, config(**{"message.max.bytes": "4000"}))

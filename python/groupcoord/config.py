@@ -40,6 +40,10 @@ CONFIG_DEFS: tuple[ConfigDef, ...] = (
               "Accepted for compatibility; groupcoord keeps one copy.", 1),
     ConfigDef("offsets.topic.segment.bytes", int, 104_857_600,
               "Size at which a __consumer_offsets segment is rolled.", 1),
+    ConfigDef("log.roll.hours", int, 168,
+              "Age at which a __consumer_offsets segment is rolled at its next append.", 1),
+    ConfigDef("log.roll.ms", int, -1,
+              "log.roll.hours in milliseconds, which it overrides unless -1.", -1),
     ConfigDef("offsets.topic.compression.codec", int, 0,
               "Compression of the coordinator's batches: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd.", 0),
     ConfigDef("offsets.load.buffer.size", int, 5_242_880,
@@ -129,6 +133,8 @@ class Config:
     offsets_topic_num_partitions: int = 50
     offsets_topic_replication_factor: int = 3
     offsets_topic_segment_bytes: int = 104_857_600
+    log_roll_hours: int = 168
+    log_roll_ms: int = -1
     offsets_topic_compression_codec: int = 0
     offsets_load_buffer_size: int = 5_242_880
     offsets_retention_minutes: int = 10080
@@ -157,6 +163,11 @@ class Config:
     def offsets_retention_ms(self) -> int:
         return self.offsets_retention_minutes * 60 * 1000
 
+    @property
+    def segment_roll_ms(self) -> int:
+        """How long a segment fills before it is rolled: log.roll.ms, else log.roll.hours."""
+        return self.log_roll_ms if self.log_roll_ms != -1 else self.log_roll_hours * 3_600_000
+
     @classmethod
     def from_properties(cls, properties: Mapping[str, Any]) -> Config:
         """Build from Kafka-named settings; unknown names are kept in ``extra``."""
@@ -183,6 +194,8 @@ class Config:
             raise ValueError(
                 "group.min.session.timeout.ms must not exceed group.max.session.timeout.ms"
             )
+        if self.log_roll_ms == 0:
+            raise ValueError("log.roll.ms must be at least 1, or -1 to use log.roll.hours")
         self.owned_partitions()
         self.advertised_address()
 

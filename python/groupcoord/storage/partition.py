@@ -30,6 +30,7 @@ from groupcoord.storage.segment import (
     LOG_SUFFIX,
     SWAP_SUFFIX,
     LogSegment,
+    batch_max_timestamp,
     batch_size_at,
     fsync_directory,
     parse_segment_name,
@@ -294,24 +295,31 @@ class PartitionLog:
 
     # --- writing (writer thread) -------------------------------------------------------------
 
-    def append(self, batch: bytes, last_offset: int, records: int) -> None:
-        """Write one encoded batch whose offsets start at :attr:`next_offset`, rolling first
-        if it would overflow the active segment."""
+    def append(self, batch: bytes, last_offset: int, records: int, now_ms: float = 0.0) -> None:
+        """Write one encoded batch whose offsets start at :attr:`next_offset`, rolling first,
+        as Kafka's log does, if the active segment would overflow
+        ``offsets.topic.segment.bytes`` or its offsets, or has been filling for
+        ``log.roll.ms`` (see :meth:`LogSegment.time_waited_for_roll`; ``now_ms`` is the
+        writer's clock)."""
         active = self.segments[-1]
+        if active.created_ms is None:
+            active.created_ms = now_ms
         if active.size > 0 and (
             active.size + len(batch) > self.config.offsets_topic_segment_bytes
             or last_offset - active.base_offset > MAX_RELATIVE_OFFSET
+            or active.time_waited_for_roll(now_ms, batch_max_timestamp(batch)) > self.config.segment_roll_ms
         ):
-            self.roll()
+            self.roll(now_ms)
         self.segments[-1].append(batch, last_offset)
         self.unflushed_messages += records
 
-    def roll(self) -> None:
+    def roll(self, now_ms: float = 0.0) -> None:
         """Start a new active segment at the log end; the old one is flushed first (as Kafka
         flushes a rolled segment), which moves the recovery point to the new segment."""
         old = self.segments[-1]
         old.flush()
         new = LogSegment.create(self.directory, old.next_offset, self.config.log_index_interval_bytes)
+        new.created_ms = now_ms
         fsync_directory(self.directory)
         with self.lock:
             self.segments.append(new)

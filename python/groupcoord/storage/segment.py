@@ -22,6 +22,7 @@ __all__ = [
     "BatchInfo",
     "LogSegment",
     "batch_boundaries",
+    "batch_max_timestamp",
     "parse_segment_name",
     "segment_name",
     "walk_batches",
@@ -147,6 +148,14 @@ def walk_batches(
             yield BatchInfo(base_position + position, size, magic, offset, offset, 0, -1, -1)
 
 
+def batch_max_timestamp(header: Buffer) -> int:
+    """The largest timestamp in the batch whose header ``header`` starts with; -1 for a legacy
+    message set or a header cut short."""
+    if len(header) < V2_HEADER_SIZE or header[16] < 2:
+        return -1
+    return int(_V2_HEADER.unpack_from(header)[8])
+
+
 def batch_size_at(data: bytes, position: int) -> int | None:
     """The size a batch starting at ``position`` announces, if its prefix is there."""
     if position + LOG_OVERHEAD > len(data):
@@ -177,6 +186,11 @@ class LogSegment:
         self.index = index
         self.index_interval_bytes = index_interval_bytes
         self._bytes_since_index_entry = 0
+        self.created_ms: float | None = None
+        """When the writer first saw this segment (rolled to it, or first appended to it after
+        opening), on the writer's clock: where a roll wait starts when the first batch has no
+        timestamp."""
+        self._first_batch_timestamp: int | None = None
 
     def __repr__(self) -> str:
         return f"LogSegment({self.path.name}, size={self.size}, next_offset={self.next_offset})"
@@ -309,6 +323,8 @@ class LogSegment:
     def append(self, batch: bytes, last_offset: int) -> None:
         """Write ``batch`` at the end (no fsync), indexing it per log.index.interval.bytes."""
         position = self.size
+        if position == 0:
+            self._first_batch_timestamp = batch_max_timestamp(batch)
         if self._bytes_since_index_entry > self.index_interval_bytes:
             self.index.append(last_offset, position)
             self._bytes_since_index_entry = 0
@@ -319,6 +335,17 @@ class LogSegment:
         self.size += len(batch)
         self._bytes_since_index_entry += len(batch)
         self.next_offset = last_offset + 1
+
+    def time_waited_for_roll(self, now_ms: float, max_timestamp: int) -> float:
+        """Kafka's ``LogSegment.timeWaitedForRoll``: how long this segment has been filling by
+        a batch whose largest timestamp is ``max_timestamp`` (from its first batch's largest
+        timestamp), or by the clock since it was created when its first batch has none."""
+        if self._first_batch_timestamp is None and self.size > 0:
+            self._first_batch_timestamp = batch_max_timestamp(self.read(0, V2_HEADER_SIZE))
+        first = self._first_batch_timestamp
+        if first is not None and first >= 0:
+            return max_timestamp - first
+        return now_ms - (now_ms if self.created_ms is None else self.created_ms)
 
     def flush(self) -> None:
         os.fsync(self.fd)

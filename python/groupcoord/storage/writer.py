@@ -338,7 +338,7 @@ class GroupCommitWriter:
         offset = log.next_offset
         counts = [offsets_taken(p.append) for p in unit]
         total = sum(counts)
-        log.append(batch, offset + total - 1, total)
+        log.append(batch, offset + total - 1, total, self._clock_ms())
         indexes = waiting.setdefault(log, [])
         for pending, count in zip(unit, counts):
             indexes.append(len(results))
