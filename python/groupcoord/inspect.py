@@ -7,14 +7,24 @@ result is printed: every group with its state, protocol, generation, leader and 
 (consumer groups' assignments decoded to topic partitions), and every committed offset.
 ``--json`` prints one JSON document instead of tables; a progress bar goes to stderr while a
 long load runs.
+
+The classic coordinator skips the new coordinator's records, so groups of Kafka 4's consumer
+protocol (KIP-848, record types 3 to 8) are shown from them apart: :class:`ConsumerGroups`
+keeps each key's latest record and derives what Kafka's loader would (group and assignment
+epochs, state, members with their epochs and assignments). Their topic ids are named from the
+records of Kafka 3.7 to 4.0 that list topics, and from the ``__cluster_metadata`` log of a
+KRaft broker's directory when there is one.
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import logging
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
@@ -24,12 +34,163 @@ from groupcoord.config import Config
 from groupcoord.coordinator import GroupCoordinator, SystemTime
 from groupcoord.coordinator.group import ClassicGroup
 from groupcoord.log.memory import InMemoryLog
+from groupcoord.protocol import ProtocolError
+from groupcoord.protocol.primitives import read_string, read_unsigned_varint, read_uuid
 from groupcoord.storage import read_directory
 from groupcoord.server.topics import METADATA_FILE, OFFSETS_TOPIC, TopicRegistry
 from groupcoord.storage.partition import effective_segments, partition_of_directory, partitions_under
 
 PROGRESS_AFTER_S = 1.0
 """A load shorter than this shows no progress bar."""
+
+logger = logging.getLogger("groupcoord.inspect")
+
+CONSUMER_GROUP_METADATA = 3
+CONSUMER_GROUP_PARTITION_METADATA = 4
+CONSUMER_GROUP_MEMBER_METADATA = 5
+CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA = 6
+CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER = 7
+CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT = 8
+MEMBER_STATES = {0: "stable", 1: "unrevoked_partitions", 2: "unreleased_partitions", 127: "unknown"}
+"""Kafka's ``MemberState`` by the byte a current-assignment record stores."""
+
+
+class ConsumerGroups:
+    """KIP-848 consumer groups as their records leave them: the latest value of each key
+    (a tombstone removes it), read in offset order."""
+
+    def __init__(self) -> None:
+        self._latest: dict[tuple[str, int, str | None], dict[str, Any]] = {}
+        self._partitions: dict[str, int] = {}
+        self.topic_names: dict[str, str] = {}
+        """Topic id (as Kafka prints it) to name, from partition-metadata records."""
+
+    def replay(self, record: codec.OffsetsRecord) -> None:
+        key = record.key
+        if not isinstance(key, codec.ConsumerGroupKey) or not (
+            CONSUMER_GROUP_METADATA <= key.record_type <= CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT
+        ):
+            return
+        slot = (key.group_id, key.record_type, key.member_id)
+        value = record.value
+        if not isinstance(value, codec.ConsumerGroupValue):
+            self._latest.pop(slot, None)
+            return
+        self._latest[slot] = value.fields
+        self._partitions[key.group_id] = record.partition
+        if key.record_type == CONSUMER_GROUP_PARTITION_METADATA:
+            for topic in value.fields.get("topics") or ():
+                self.topic_names[topic["topic_id"]] = topic["topic_name"]
+
+    def snapshot(self, topic_names: dict[str, str]) -> list[dict[str, Any]]:
+        """Each group as plain data, its topics named by ``topic_names`` (and by what the
+        records name) where they can be; ids with no name stay ids."""
+        names = {**topic_names, **self.topic_names}
+        records: dict[str, dict[tuple[int, str | None], dict[str, Any]]] = defaultdict(dict)
+        for (group_id, record_type, member_id), fields in self._latest.items():
+            records[group_id][record_type, member_id] = fields
+
+        def partitions(topics: Iterable[dict[str, Any]] | None) -> dict[str, list[int]]:
+            return {names.get(t["topic_id"], t["topic_id"]): list(t["partitions"]) for t in topics or ()}
+
+        groups = []
+        for group_id, by_key in sorted(records.items()):
+            epoch = by_key.get((CONSUMER_GROUP_METADATA, None), {}).get("epoch", 0)
+            target = by_key.get((CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, None), {})
+            assignment_epoch = target.get("assignment_epoch", 0)
+            member_ids = sorted({m for (t, m) in by_key if m is not None and t in (
+                CONSUMER_GROUP_MEMBER_METADATA, CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT)})
+            members = []
+            for member_id in member_ids:
+                metadata = by_key.get((CONSUMER_GROUP_MEMBER_METADATA, member_id), {})
+                current = by_key.get((CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, member_id), {})
+                targeted = by_key.get((CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER, member_id), {})
+                state = current.get("state", 0)
+                members.append({
+                    "member_id": member_id,
+                    "instance_id": metadata.get("instance_id"),
+                    "rack_id": metadata.get("rack_id"),
+                    "client_id": metadata.get("client_id"),
+                    "client_host": metadata.get("client_host"),
+                    "subscribed_topic_names": metadata.get("subscribed_topic_names"),
+                    "subscribed_topic_regex": metadata.get("subscribed_topic_regex") or None,
+                    "server_assignor": metadata.get("server_assignor"),
+                    "rebalance_timeout_ms": metadata.get("rebalance_timeout_ms"),
+                    "member_epoch": current.get("member_epoch", 0),
+                    "previous_member_epoch": current.get("previous_member_epoch", 0),
+                    "state": MEMBER_STATES.get(state, str(state)),
+                    "assignment": partitions(current.get("assigned_partitions")),
+                    "partitions_pending_revocation": partitions(current.get("partitions_pending_revocation")),
+                    "target_assignment": partitions(targeted.get("topic_partitions")),
+                })
+            groups.append({
+                "group": group_id,
+                "partition": self._partitions[group_id],
+                "state": _consumer_group_state(epoch, assignment_epoch, members),
+                "group_epoch": epoch,
+                "assignment_epoch": assignment_epoch,
+                "assignors": sorted({m["server_assignor"] for m in members if m["server_assignor"]}),
+                "members": members,
+            })
+        return groups
+
+
+def _consumer_group_state(epoch: int, assignment_epoch: int, members: list[dict[str, Any]]) -> str:
+    """Kafka's ``ConsumerGroup.maybeUpdateGroupState``."""
+    if not members:
+        return "Empty"
+    if epoch > assignment_epoch:
+        return "Assigning"
+    if any(m["state"] != "stable" or m["member_epoch"] != assignment_epoch for m in members):
+        return "Reconciling"
+    return "Stable"
+
+
+TOPIC_RECORD = 2
+"""The api key of KRaft's ``TopicRecord`` (name, topic id) in ``__cluster_metadata``."""
+
+
+def cluster_topic_names(data_dir: Path) -> dict[str, str]:
+    """Topic id (as Kafka prints it) to name, from the ``TopicRecord``s of a KRaft broker's
+    ``__cluster_metadata-0`` beside the partitions (its log and snapshots); empty when there
+    is none. A file that does not read is skipped with a warning: names are a convenience."""
+    directory = data_dir / "__cluster_metadata-0"
+    if not directory.is_dir():
+        return {}
+    names: dict[str, str] = {}
+    files = sorted(directory.glob("*.checkpoint")) + sorted(directory.glob("*.log"))
+    for path in files:
+        try:
+            batches = codec.read_segment(path, stop_at_corruption=True)
+        except (OSError, ValueError) as e:
+            logger.warning("cannot read %s for topic names: %s", path, e)
+            continue
+        for batch in batches:
+            if batch.is_control:
+                continue
+            for record in batch.records:
+                topic = _topic_record(record.value)
+                if topic is not None:
+                    names[topic[1]] = topic[0]
+    return names
+
+
+def _topic_record(value: bytes | None) -> tuple[str, str] | None:
+    """(name, topic id) of a serialized ``TopicRecord``: frame version 1, api key, version
+    (unsigned varints), then the record (flexible: a compact string, a uuid)."""
+    if value is None:
+        return None
+    try:
+        frame_version, position = read_unsigned_varint(value, 0)
+        api_key, position = read_unsigned_varint(value, position)
+        if frame_version != 1 or api_key != TOPIC_RECORD:
+            return None
+        _, position = read_unsigned_varint(value, position)
+        name, position = read_string(value, position, compact=True)
+        topic_id, _ = read_uuid(value, position)
+    except ProtocolError:
+        return None
+    return name, base64.urlsafe_b64encode(topic_id.bytes).rstrip(b"=").decode()
 
 
 @dataclass
@@ -96,9 +257,15 @@ def _with_stored_partition_count(data_dir: Path, config: Config, warnings: TextI
     return replace(config, offsets_topic_num_partitions=stored)
 
 
-def load(data_dir: Path, config: Config, progress_stream: TextIO | None = None) -> GroupCoordinator:
+def load(
+    data_dir: Path,
+    config: Config,
+    progress_stream: TextIO | None = None,
+    consumer_groups: ConsumerGroups | None = None,
+) -> GroupCoordinator:
     """A coordinator holding what ``data_dir``'s partitions replay to: those of a log
-    directory, or the one partition of a ``__consumer_offsets-N`` directory.
+    directory, or the one partition of a ``__consumer_offsets-N`` directory; every record
+    also goes to ``consumer_groups`` when given.
 
     Groups hash to partitions by ``config``'s ``offsets.topic.num.partitions``, or by the count
     a ``metadata.json`` of ours beside the partitions keeps."""
@@ -136,6 +303,8 @@ def load(data_dir: Path, config: Config, progress_stream: TextIO | None = None) 
         for chunk in _with_progress(chunks, progress, done, sizes[partition], label):
             for record in chunk:
                 manager.replay_log_record(record)
+                if consumer_groups is not None:
+                    consumer_groups.replay(record)
         manager.complete_loading(partition)
         done += sum(sizes[partition])
         misplaced += [(group.group_id, label) for group in manager.current_groups()
@@ -167,11 +336,21 @@ def _assignment(group: ClassicGroup, data: bytes) -> Any:
     return {topic: list(partitions) for topic, partitions in assignment.assigned_partitions}
 
 
-def snapshot(coordinator: GroupCoordinator) -> dict[str, Any]:
-    """Groups and offsets as plain data (what ``--json`` prints)."""
+def snapshot(
+    coordinator: GroupCoordinator,
+    consumer_groups: ConsumerGroups | None = None,
+    topic_names: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """Groups and offsets as plain data (what ``--json`` prints); with ``consumer_groups``,
+    also the KIP-848 groups (``consumer_groups``), which then replace the protocol-less groups
+    their offsets alone make in the classic coordinator."""
     manager = coordinator.manager
+    modern = consumer_groups.snapshot(topic_names or {}) if consumer_groups is not None else []
+    modern_ids = {g["group"] for g in modern}
     groups = []
     for group in sorted(manager.current_groups(), key=lambda g: g.group_id):
+        if group.group_id in modern_ids and not group.protocol_type and not group.members:
+            continue
         groups.append({
             "group": group.group_id,
             "partition": manager.partition_for(group.group_id),
@@ -213,7 +392,7 @@ def snapshot(coordinator: GroupCoordinator) -> dict[str, Any]:
         for g, tps in sorted(by_group.items())
         for tp, c in sorted(tps.items())
     ]
-    return {"groups": groups, "offsets": offsets, "open_transactions": pending}
+    return {"groups": groups, "consumer_groups": modern, "offsets": offsets, "open_transactions": pending}
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO) -> None:
@@ -222,6 +401,10 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], out: TextIO) -
     out.write("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip() + "\n")
     for row in cells:
         out.write("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() + "\n")
+
+
+def _partitions_text(assignment: dict[str, list[int]] | None) -> str:
+    return " ".join(f"{topic}:{','.join(map(str, partitions))}" for topic, partitions in (assignment or {}).items())
 
 
 def print_tables(data: dict[str, Any], out: TextIO) -> None:
@@ -234,10 +417,22 @@ def print_tables(data: dict[str, Any], out: TextIO) -> None:
     out.write(f"\nMEMBERS ({len(members)})\n")
     _table(["group", "member", "instance", "client", "host", "assignment"],
            [[g["group"], m["member_id"], m["group_instance_id"], m["client_id"], m["client_host"],
-             " ".join(f"{t}:{','.join(map(str, ps))}" for t, ps in (m["assignment"] or {}).items()
-                      ) if isinstance(m["assignment"], dict) and "error" not in m["assignment"]
+             _partitions_text(m["assignment"])
+             if isinstance(m["assignment"], dict) and "error" not in m["assignment"]
              else m["assignment"]]
             for g, m in members], out)
+    modern = data.get("consumer_groups") or []
+    if modern:
+        out.write(f"\nCONSUMER GROUPS, KIP-848 ({len(modern)})\n")
+        _table(["group", "partition", "state", "group epoch", "assignment epoch", "assignor", "members"],
+               [[g["group"], g["partition"], g["state"], g["group_epoch"], g["assignment_epoch"],
+                 ",".join(g["assignors"]), len(g["members"])] for g in modern], out)
+        modern_members = [(g, m) for g in modern for m in g["members"]]
+        out.write(f"\nCONSUMER GROUP MEMBERS, KIP-848 ({len(modern_members)})\n")
+        _table(["group", "member", "instance", "client", "host", "member epoch", "state", "assignment"],
+               [[g["group"], m["member_id"], m["instance_id"], m["client_id"], m["client_host"],
+                 m["member_epoch"], m["state"], _partitions_text(m["assignment"])]
+                for g, m in modern_members], out)
     offsets = data["offsets"]
     out.write(f"\nOFFSETS ({len(offsets)})\n")
     _table(["group", "topic", "partition", "offset", "leader epoch", "metadata", "commit timestamp"],
@@ -255,12 +450,14 @@ def main(data_dir: str, config: Config, *, as_json: bool, out: TextIO = sys.stdo
     if not path.is_dir():
         sys.stderr.write(f"groupcoord inspect: {data_dir} is not a directory\n")
         return 2
+    consumer_groups = ConsumerGroups()
     try:
-        coordinator = load(path, config)
+        coordinator = load(path, config, consumer_groups=consumer_groups)
     except (ValueError, codec.CorruptRecordError) as e:
         sys.stderr.write(f"groupcoord inspect: {e}\n")
         return 1
-    data = snapshot(coordinator)
+    root = path if partition_of_directory(path) < 0 else path.parent
+    data = snapshot(coordinator, consumer_groups, cluster_topic_names(root))
     if as_json:
         json.dump(data, out, indent=2)
         out.write("\n")
@@ -270,4 +467,4 @@ def main(data_dir: str, config: Config, *, as_json: bool, out: TextIO = sys.stdo
     return 0
 
 
-__all__ = ["load", "main", "snapshot"]
+__all__ = ["ConsumerGroups", "cluster_topic_names", "load", "main", "snapshot"]
