@@ -91,6 +91,22 @@ def test_commit_with_retention_time_writes_an_expire_timestamp(ctx: Context) -> 
     assert ctx.take_records() == [("offset", GROUP_ID, "topic", 0, 5)]
 
 
+def test_the_metadata_limit_counts_java_string_length_utf16_units(ctx: Context) -> None:
+    """Kafka compares ``metadata.length()``: an emoji is two UTF-16 units, é one."""
+    now = ctx.time.milliseconds()
+    commits = {
+        TopicPartition("t", 0): OffsetAndMetadata(1, "\U0001F600" * 2048, now),
+        TopicPartition("t", 1): OffsetAndMetadata(1, "\U0001F600" * 2048 + "x", now),
+        TopicPartition("t", 2): OffsetAndMetadata(1, "\u00e9" * 4096, now),
+        TopicPartition("t", 3): OffsetAndMetadata(1, "\u00e9" * 4097, now),
+        TopicPartition("t", 4): OffsetAndMetadata(1, "\U0001F600" * 1024 + "a" * 2048, now),
+        TopicPartition("t", 5): OffsetAndMetadata(1, "\U0001F600" * 1024 + "a" * 2049, now),
+    }
+    assert ctx.commit_offsets(GROUP_ID, UNKNOWN, -1, commits) == {
+        TopicPartition("t", p): Errors.OFFSET_METADATA_TOO_LARGE if p % 2 else Errors.NONE for p in range(6)
+    }
+
+
 def test_commit_offset_metadata_too_large(ctx: Context) -> None:
     big = OffsetAndMetadata(1, "s" * (4096 + 1), ctx.time.milliseconds())
     other = TopicPartition("topic", 1)

@@ -59,6 +59,12 @@ class _Write:
     producer_epoch: int = -1
 
 
+def java_length(text: str) -> int:
+    """Java's ``String.length()`` of ``text``: UTF-16 code units, so two for each character
+    beyond U+FFFF (an emoji), which Kafka's metadata limit counts."""
+    return len(text) + sum(1 for c in text if c > "\uffff") if not text.isascii() else len(text)
+
+
 def offset_from_value(value: codec.OffsetCommitValue) -> OffsetAndMetadata:
     leader_epoch, expire_timestamp = value.leader_epoch, value.expire_timestamp
     return OffsetAndMetadata(
@@ -405,11 +411,12 @@ class GroupMetadataManager:
     ) -> None:
         """Append offset commits; they are applied to memory when the append completes.
 
-        A partition whose metadata is longer than ``offset.metadata.max.bytes`` gets
-        OFFSET_METADATA_TOO_LARGE and is not written; the others are.
+        A partition whose metadata is longer than ``offset.metadata.max.bytes`` (counted as
+        Java's ``String.length()``, see :func:`java_length`) gets OFFSET_METADATA_TOO_LARGE and
+        is not written; the others are.
         """
         max_metadata = self.config.offset_metadata_max_bytes
-        valid = {tp: o for tp, o in offsets.items() if len(o.metadata) <= max_metadata}
+        valid = {tp: o for tp, o in offsets.items() if java_length(o.metadata) <= max_metadata}
 
         def statuses(error: Errors) -> dict[TopicPartition, Errors]:
             return {
