@@ -135,15 +135,25 @@ def test_api_versions_advertises_exactly_the_registered_handlers(server):
 
 def test_api_versions_at_an_unknown_version_gets_kafkas_v0_fallback(server):
     with connect(server) as sock:
-        sock.sendall(framed(struct.pack(">hhih", 18, 99, 7, -1)))
+        # Request header v2, as Kafka reads it from v3 on: client id, then tagged fields.
+        sock.sendall(framed(struct.pack(">hhihb", 18, 99, 7, -1, 0)))
         frame = read_frame(sock)
         assert frame is not None
         header, response = decode_response(frame, ApiVersionsResponse, 0)
         assert header.correlation_id == 7
         assert response.error_code == Errors.UNSUPPORTED_VERSION
-        assert {k.api_key for k in response.api_keys} == set(HANDLERS)
+        handler = HANDLERS[18]
+        assert [(k.api_key, k.min_version, k.max_version) for k in response.api_keys] == [
+            (18, handler.min_version, handler.max_version)], "Kafka sends ApiVersions' own range alone"
         # The connection stays usable: the client retries at a version we serve.
         assert api_versions(sock, correlation_id=8).error_code == Errors.NONE
+
+
+def test_api_versions_at_an_unknown_version_whose_header_does_not_parse_is_closed(server):
+    with connect(server) as sock:
+        sock.sendall(framed(struct.pack(">hhih", 18, 99, 7, -1)))  # no tagged-fields byte
+        assert read_frame(sock) is None
+    assert server.alive()
 
 
 def test_produce_is_refused_and_acks_0_gets_no_answer(server):

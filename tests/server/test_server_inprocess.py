@@ -296,6 +296,23 @@ def test_an_ownership_change_slower_than_the_read_timeout_still_answers(
     run(main)
 
 
+def test_findcoordinator_messages_are_kafkas_for_a_key_found(tmp_path: Path) -> None:
+    """Kafka 4.1 answers a key found with message "NONE" before v4 and "" from v4 on."""
+    async def main() -> None:
+        async with serving(ServerOptions(port=0, data_dir=tmp_path, config=CONFIG)) as (_, _, client):
+            for version in (1, 3):
+                found = await client.call(FindCoordinatorRequest(key="g"), FindCoordinatorResponse, version)
+                assert (found.error_code, found.error_message) == (Errors.NONE, "NONE")
+                txn = await client.call(FindCoordinatorRequest(key="t", key_type=1), FindCoordinatorResponse, version)
+                assert txn.error_code == Errors.COORDINATOR_NOT_AVAILABLE and "transactions" in txn.error_message
+            response = await client.call(
+                FindCoordinatorRequest(coordinator_keys=["g", "h"]), FindCoordinatorResponse, 4)
+            assert [(c.key, c.error_code, c.error_message) for c in response.coordinators] == [
+                ("g", Errors.NONE, ""), ("h", Errors.NONE, "")]
+
+    run(main)
+
+
 def test_findcoordinator_stops_naming_this_node_for_a_partition_whose_disk_failed(tmp_path: Path) -> None:
     """A failed write gives the partition up: FindCoordinator answers
     COORDINATOR_NOT_AVAILABLE (as Kafka does for a partition without a leader) until it is

@@ -15,6 +15,7 @@ from groupcoord.protocol.errors import (
 )
 from groupcoord.protocol.frames import (
     DEFAULT_MAX_REQUEST_SIZE,
+    check_api_versions_header,
     decode_request,
     decode_response,
     encode_api_versions_fallback,
@@ -46,6 +47,7 @@ __all__ = [
     "UnsupportedVersionError",
     "decode_request",
     "decode_response",
+    "check_api_versions_header",
     "encode_api_versions_fallback",
     "encode_response",
     "frame_size",

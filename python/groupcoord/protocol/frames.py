@@ -179,12 +179,26 @@ def encode_response(correlation_id: int, response: Response, version: int) -> by
     return bytes(out)
 
 
+def check_api_versions_header(frame: bytes, api_version: int) -> None:
+    """Kafka parses the header of an ApiVersions request at a version it does not support
+    before answering it: as request header v2 (flexible, with tagged fields) from v3 on, v1
+    below. Raises :class:`ProtocolError` when it does not parse (the connection closes)."""
+    header_version = request_header_version(api_version >= 3)
+    try:
+        decoder_for(RequestHeader, header_version)(frame, 0)
+    except Exception as exc:
+        raise ProtocolError(
+            f"ApiVersions v{api_version}: request header v{header_version} does not parse: {exc}"
+        ) from None
+
+
 def encode_api_versions_fallback(correlation_id: int, api_keys: list[ApiVersion]) -> bytes:
     """Kafka's answer to an ApiVersions request at a version it does not support.
 
-    The body is ApiVersionsResponse v0 (error 35 UNSUPPORTED_VERSION, then the API table) and
-    the header v0, whatever version was asked for: clients decode error answers as v0 and
-    retry at the highest version the table allows for key 18.
+    The body is ApiVersionsResponse v0 (error 35 UNSUPPORTED_VERSION, then ``api_keys``:
+    Kafka sends ApiVersions' own entry alone) and the header v0, whatever version was asked
+    for: clients decode error answers as v0 and retry at the highest version the entry for
+    key 18 allows.
     """
     response = ApiVersionsResponse(error_code=Errors.UNSUPPORTED_VERSION, api_keys=api_keys)
     return encode_response(correlation_id, response, 0)

@@ -11,7 +11,8 @@ Bad input never reaches a handler and never stops the server; as in Kafka:
 
 - a size prefix above ``socket.request.max.bytes`` or negative: the connection is closed;
 - an unknown API key, or a version no handler serves: closed, except an ApiVersions request
-  at a version we do not serve, which gets the v0 fallback answer (error 35 and our table);
+  at a version we do not serve, which gets the v0 fallback answer (error 35 and our
+  ApiVersions range) once its header parses as Kafka parses it (flexible from v3 on);
 - a frame that does not decode (truncated, garbage): closed;
 - a request that decodes but that Kafka refuses as invalid (a handler raises
   :class:`~groupcoord.protocol.ProtocolError`, Kafka's InvalidRequestException): closed;
@@ -38,6 +39,7 @@ from groupcoord.protocol import (
     Response,
     UnknownApiKeyError,
     UnsupportedVersionError,
+    check_api_versions_header,
     decode_request,
     encode_api_versions_fallback,
     encode_response,
@@ -179,7 +181,12 @@ class KafkaConnection(asyncio.Protocol):
             self._reject("unknown_api_key", error)
             return
         except UnsupportedVersionError as error:
-            if error.api_key == API_VERSIONS_KEY:
+            if error.api_key == API_VERSIONS_KEY and error.api_version is not None:
+                try:
+                    check_api_versions_header(frame, error.api_version)
+                except ProtocolError as header_error:
+                    self._reject("malformed_request", header_error)
+                    return
                 self._fallback(error.correlation_id, error.api_version)
             else:
                 self._reject("unsupported_version", error)
@@ -263,7 +270,8 @@ class KafkaConnection(asyncio.Protocol):
             return
         log.debug("ApiVersions v%s from %s: answering with the v0 fallback", version,
                   self.client_host)
-        self._transport.write(encode_api_versions_fallback(correlation_id, api_versions_table()))
+        own = [entry for entry in api_versions_table() if entry.api_key == API_VERSIONS_KEY]
+        self._transport.write(encode_api_versions_fallback(correlation_id, own))
 
     def _reject(self, reason: str, error: ProtocolError) -> None:
         log.info("Closing the connection from %s: %s", self.client_host, error)

@@ -11,6 +11,9 @@ Version notes:
 - v1+: key_type (0 group, 1 transaction); groupcoord coordinates no transactions, so a
   transaction key gets COORDINATOR_NOT_AVAILABLE and any other key type INVALID_REQUEST.
 - v4+: keys come batched (KIP-699) and each gets its own entry in ``coordinators``.
+- A key found gets Kafka's error message: ``"NONE"`` (``Errors.NONE.message()``) before v4,
+  ``""`` from v4 on. A key not found gets a message saying why, where Kafka gives the
+  error's generic text.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ def _find(broker: Broker, key_type: int, key: str) -> _Answer:
         return _Answer(Errors.COORDINATOR_NOT_AVAILABLE,
                        f"__consumer_offsets-{partition} is not owned by this node")
     node = broker.node
-    return _Answer(Errors.NONE, None, node.node_id, node.host, node.port)
+    return _Answer(Errors.NONE, "NONE", node.node_id, node.host, node.port)
 
 
 @handler(FindCoordinatorRequest, versions="0-6")
@@ -58,7 +61,7 @@ def find_coordinator(broker: Broker, request: FindCoordinatorRequest, ctx: Reque
             found = _find(broker, request.key_type, key)
             coordinators.append(Coordinator(
                 key=key, node_id=found.node_id, host=found.host, port=found.port,
-                error_code=found.error, error_message=found.message,
+                error_code=found.error, error_message=found.message if found.error else "",
             ))
         ctx.respond(FindCoordinatorResponse(coordinators=coordinators))
         return
