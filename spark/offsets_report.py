@@ -45,12 +45,42 @@ def commit_time() -> Any:
     return F.when(F.col("commit_timestamp") >= 0, F.col("commit_timestamp")).otherwise(F.col("timestamp"))
 
 
+def _after(*keys: str) -> Any:
+    """The rows after each one (in log order) among those of the same ``keys``, as a window in
+    which the nearest of them is the last: frames that grow from the start cost Spark one pass."""
+    return Window.partitionBy(*keys).orderBy(F.desc("offset")).rowsBetween(Window.unboundedPreceding, -1)
+
+
 def commits(history: DataFrame) -> DataFrame:
-    """Offset commits with a value: group, topic, partition, offset, time (ms)."""
-    return (history.where("record_type IN (0, 1) AND NOT is_tombstone AND committed_offset IS NOT NULL")
-            .select("group", "topic", F.col("key_partition").alias("partition"),
-                    F.col("committed_offset").alias("offset"), commit_time().alias("time"),
-                    F.col("offset").alias("log_offset"), F.col("partition").alias("log_partition")))
+    """Offset commits that took effect: group, topic, partition, offset, time (ms).
+
+    By the replay rules (``groupcoord.replay_rules``): a commit in a batch with a producer id
+    counts once its producer's next marker in the same log partition is a COMMIT with no
+    tombstone of its key in between; an aborted one, one whose transaction is still open at
+    the end of the log, or one a tombstone removed before the COMMIT does not."""
+    value = "record_type IN (0, 1) AND NOT is_tombstone AND committed_offset IS NOT NULL"
+    marker = F.when(F.col("control").isNotNull(), F.struct(F.col("offset").alias("at"), "control"))
+    transactional = (
+        history.where(f"producer_id != -1 AND (({value}) OR control IS NOT NULL)")
+        .withColumn("marker", F.last(marker, ignorenulls=True).over(_after("partition", "producer_id")))
+        .where(f"({value}) AND marker.control = 'commit'")
+        .withColumn("tombstone", F.lit(False))
+    )
+    tombstones = (history.where("record_type IN (0, 1) AND is_tombstone")
+                  .withColumn("marker", F.lit(None).cast(transactional.schema["marker"].dataType))
+                  .withColumn("tombstone", F.lit(True)))
+    key = ("partition", "group", "topic", "key_partition")
+    committed = (
+        transactional.unionByName(tombstones)
+        .withColumn("next_tombstone",
+                    F.last(F.when(F.col("tombstone"), F.col("offset")), ignorenulls=True).over(_after(*key)))
+        .where("NOT tombstone AND (next_tombstone IS NULL OR next_tombstone > marker.at)")
+        .drop("marker", "tombstone", "next_tombstone")
+    )
+    effective = history.where(f"producer_id = -1 AND {value}").unionByName(committed)
+    return effective.select("group", "topic", F.col("key_partition").alias("partition"),
+                            F.col("committed_offset").alias("offset"), commit_time().alias("time"),
+                            F.col("offset").alias("log_offset"), F.col("partition").alias("log_partition"))
 
 
 def stalled_partitions(history: DataFrame, compacted: DataFrame, stall_ms: int) -> DataFrame:

@@ -40,7 +40,24 @@ def report_log(root: Path) -> None:
     for step in range(4):
         other.timestamp = T0 + step * MINUTE
         other.write([encoded(OffsetCommitKey("audit", "events", 0), OffsetCommitValue(step, "", other.timestamp))])
+    transactions(other)
     write_log_dir(root, {0: log.batches, 1: other.batches}, segment_bytes=2500)
+
+
+def transactions(log: LogBuilder) -> None:
+    """txn: a plain commit (events-0) and transactional ones of which only producer 7's takes
+    effect: 8's is aborted, 9's still open, and 10's key is tombstoned before its COMMIT."""
+    def commit(partition: int, offset: int, producer_id: int = -1) -> None:
+        log.write([encoded(OffsetCommitKey("txn", "events", partition), OffsetCommitValue(offset, "", log.timestamp))],
+                  producer_id=producer_id)
+
+    commit(0, 1)
+    for producer_id, partition in ((7, 1), (8, 2), (9, 3), (10, 4)):
+        commit(partition, 10 * partition, producer_id)
+    log.write([encoded(OffsetCommitKey("txn", "events", 4), None)])
+    log.marker(7, commit=True)
+    log.marker(8, commit=False)
+    log.marker(10, commit=True)
 
 
 def read_csv(directory: Path) -> list[dict[str, str]]:
@@ -56,10 +73,12 @@ def test_report_tables_and_plots(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, str(ROOT / "spark" / "offsets_report.py"), str(tmp_path / "logs"),
                            "--out", str(out)], capture_output=True, text=True, timeout=280)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "2 groups, 1 stalled partitions, 0 bad batches" in done.stdout
+    assert "3 groups, 1 stalled partitions, 0 bad batches" in done.stdout
 
     groups = {r["group"]: r for r in pq.read_table(out / "groups.parquet").to_pylist()}
-    assert sorted(groups) == ["audit", "billing"]
+    assert sorted(groups) == ["audit", "billing", "txn"]
+    assert (groups["txn"]["commits"], groups["txn"]["committed_partitions"]) == (2, 2), \
+        "aborted, open and tombstoned transactional commits are not commits"
     billing = groups["billing"]
     assert (billing["protocol_type"], billing["generation"], billing["members"]) == ("consumer", 3, 2)
     assert billing["member_ids"] == ["billing-member-0", "billing-member-1"]
