@@ -145,6 +145,35 @@ def test_truncated_tail_and_garbage_without_a_next_batch(tmp_path: Path) -> None
     assert isinstance(only, BadBatch) and (only.position, only.length) == (0, 100)
 
 
+@pytest.mark.parametrize("magic", [0, 1])
+def test_a_bad_header_in_a_legacy_log_ends_at_the_next_valid_message(tmp_path: Path, magic: int) -> None:
+    """Kafka 0.10's message sets: a broken length field skips its message alone, as a broken
+    v2 header skips to the next v2 batch."""
+    log = LogBuilder()
+    for i in range(100):
+        log.legacy(codec.encode_key(OffsetCommitKey("g", "t", i)),
+                   codec.encode_value(OffsetCommitValue(i, version=0)), magic)
+    [path] = write_log_dir(tmp_path, {0: log.batches}, with_index=False)
+    data = bytearray(path.read_bytes())
+    broken = codec.read_batches(bytes(data))[50]
+    data[broken.position + 8:broken.position + 12] = (3).to_bytes(4, "big")
+    path.write_bytes(bytes(data))
+    [split] = plan([str(path)], 1 << 20)
+    items = list(scan(split))
+    [bad] = [b for b in items if isinstance(b, BadBatch)]
+    assert (bad.position, bad.length) == (broken.position, broken.size)
+    assert "below the minimum" in bad.reason
+    assert [r["key_partition"] for r in rows(items)] == [i for i in range(100) if i != 50]
+
+
+def test_a_segment_gone_since_planning_is_a_clear_error(tmp_path: Path) -> None:
+    [path] = write_log_dir(tmp_path, {0: commits(3).batches})
+    [split] = plan([str(tmp_path)], 1 << 20)
+    path.unlink()
+    with pytest.raises(FileNotFoundError, match="is gone since the query was planned.*read a copy"):
+        list(scan(split))
+
+
 def test_chunks_are_whole_batches_of_the_codec_schema(tmp_path: Path) -> None:
     log = commits(200, compression="zstd")
     [path] = write_log_dir(tmp_path, {1: log.batches})

@@ -148,6 +148,8 @@ def test_modes_for_a_corrupt_batch(spark: Any, tmp_path: Path) -> None:
     assert collect(groupcoord.spark.compacted(history)) == compacted
     renamed = spark.read.format("consumer_offsets").option("columnNameOfCorruptRecord", "bad").load(str(path))
     assert renamed.columns[-1] == "bad" and renamed.where("bad IS NOT NULL").count() == 1
+    assert strip(collect(groupcoord.spark.compacted(renamed)), "bad") == strip(compacted), \
+        "the renamed column is found in the history's schema"
     with pytest.raises(PySparkException, match=f"{path} at byte {bad.position}"):
         reader.option("mode", "FAILFAST").option("view", "history").load(str(path)).collect()
 
@@ -162,7 +164,38 @@ def test_bad_options_and_paths_are_clear_errors(spark: Any, tmp_path: Path) -> N
             spark.read.format("consumer_offsets").option(option, value).load(str(tmp_path)).collect()
     with pytest.raises(PySparkException, match="path does not exist"):
         spark.read.format("consumer_offsets").load(str(tmp_path / "missing")).collect()
-    assert spark.read.format("consumer_offsets").load(str(tmp_path)).count() == 0
+    with pytest.raises(PySparkException, match="no __consumer_offsets segments under"):
+        spark.read.format("consumer_offsets").load(str(tmp_path)).collect()
+    (tmp_path / "__consumer_offsets-0").mkdir()
+    assert spark.read.format("consumer_offsets").load(str(tmp_path)).count() == 0, "an empty partition"
+    with pytest.raises(PySparkException, match="unknown option 'veiw'; the options are path, paths, view"):
+        spark.read.format("consumer_offsets").option("veiw", "compacted").load(str(tmp_path)).collect()
+    with pytest.raises(PySparkException, match="option 'paths' is a JSON list of paths"):
+        spark.read.format("consumer_offsets").option("paths", str(tmp_path)).load().collect()
+    with pytest.raises(PySparkException, match="the source's schema is fixed"):
+        spark.read.format("consumer_offsets").schema("partition int, offset long").load(str(tmp_path)).collect()
+
+
+def test_paths_as_uris_brace_globs_and_files_that_are_not_segments(spark: Any, tmp_path: Path) -> None:
+    log = LogBuilder("none")
+    for partition in range(3):
+        log.write([encoded(OffsetCommitKey("g", "t", partition), OffsetCommitValue(partition))])
+    [segment] = write_log_dir(tmp_path, {0: log.batches})
+    write_log_dir(tmp_path, {1: log.batches[:1], 2: log.batches[:2]})
+    read = spark.read.format("consumer_offsets")
+    assert read.load(f"file://{tmp_path}").count() == 6
+    assert read.load(f"file:{tmp_path}/__consumer_offsets-0").count() == 3
+    assert read.load(str(tmp_path / "__consumer_offsets-{0,2}")).count() == 5
+    assert read.load(str(tmp_path / "__consumer_offsets-{1,{0,2}}/*.log")).count() == 6
+    swap = segment.with_name(segment.name + ".swap")
+    shutil.copy(segment, swap)
+    assert read.load(str(swap)).count() == 3, "a cleaning's .log.swap named on its own is a segment"
+    for not_a_segment, message in ((segment.with_suffix(".index"), "is not a log segment"),
+                                   (tmp_path.parent, "no __consumer_offsets segments under")):
+        with pytest.raises(PySparkException, match=message):
+            read.load(str(not_a_segment)).collect()
+    with pytest.raises(PySparkException, match="only local paths and file: URIs"):
+        read.load("hdfs://namenode/kafka-logs").collect()
 
 
 OWNER_QUERY = """

@@ -26,7 +26,7 @@ def register(spark: Any) -> None:
     spark.dataSource.register(ConsumerOffsetsDataSource)
 
 
-def compacted(history: Any, corrupt_column: str = "_corrupt_record") -> Any:
+def compacted(history: Any, corrupt_column: str | None = None) -> Any:
     """The compacted view of a ``consumer_offsets`` history DataFrame, reduced by its own
     tasks in parallel and finished per log partition (see :mod:`groupcoord.spark.views`)."""
     from groupcoord.spark.views import compacted as compute

@@ -19,6 +19,7 @@ from __future__ import annotations
 import glob
 import mmap
 import os
+import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from groupcoord import codec
 from groupcoord.storage.index import OffsetIndex
-from groupcoord.storage.partition import directory_segments, partition_of_directory
+from groupcoord.storage.partition import directory_segments, partition_of_directory, partitions_under
 from groupcoord.storage.segment import (
     INDEX_SUFFIX,
     LOG_SUFFIX,
@@ -64,22 +65,42 @@ class Split:
 
 def find_segments(paths: Iterable[str]) -> list[Segment]:
     """The segments named by ``paths``: each a Kafka log directory (its
-    ``__consumer_offsets-N`` subdirectories are read), a partition directory, a ``.log``
-    file, or a glob of any of these. Ordered by (partition, base offset).
+    ``__consumer_offsets-N`` subdirectories are read), a partition directory, a ``.log`` (or
+    ``.log.swap``) file, or a glob of any of these (with Hadoop's ``{a,b}`` alternatives); a
+    ``file:`` URI names a local path. Ordered by (partition, base offset).
 
-    Raises FileNotFoundError for a path that names nothing, and ValueError when one
-    partition's segments lie in two directories: the copies of a partition on several
-    brokers (``__consumer_offsets`` has three replicas by default) hold the same records, and
-    reading both would give each record twice.
+    Raises FileNotFoundError for a path that names nothing, or when the paths hold no segment
+    and no ``__consumer_offsets-N`` directory (an empty partition reads as no rows; a parent
+    of log directories, an index file or an unrelated directory is a mistake), and
+    ValueError for a file that is not a segment, or when one partition's segments lie in two
+    directories: the copies of a partition on several brokers (``__consumer_offsets`` has
+    three replicas by default) hold the same records, and reading both would give each record
+    twice.
     """
     found: dict[str, Segment] = {}
+    partitions_named = False
     for path in paths:
-        matches = sorted(glob.glob(path)) if glob.has_magic(path) else [path]
+        local = _local_path(path)
+        patterns = _brace_alternatives(local)
+        if any(glob.has_magic(p) for p in patterns):
+            matches = sorted({m for p in patterns for m in glob.glob(p)})
+        else:
+            matches = patterns
         if not matches or not all(os.path.exists(m) for m in matches):
             raise FileNotFoundError(f"consumer_offsets: path does not exist: {path}")
         for match in matches:
-            for file in _segment_files(Path(match)):
+            match_path = Path(match)
+            if match_path.is_dir():
+                partitions_named = partitions_named or bool(partitions_under(match_path))
+            elif not _is_segment_file(match_path) and not glob.has_magic(local):
+                raise ValueError(f"consumer_offsets: {path} is not a log segment (a .log file): give "
+                                 "a segment, a __consumer_offsets-N directory or a broker's log directory")
+            for file in _segment_files(match_path):
                 found.setdefault(os.path.abspath(file), _segment(file))
+    if not found and not partitions_named:
+        raise FileNotFoundError(
+            f"consumer_offsets: no __consumer_offsets segments under {', '.join(paths)}: give a broker's "
+            "log directory, a __consumer_offsets-N directory or a .log segment")
     directories: dict[int, str] = {}
     for segment in found.values():
         if segment.partition < 0:
@@ -97,7 +118,50 @@ def find_segments(paths: Iterable[str]) -> list[Segment]:
 def _segment_files(path: Path) -> list[Path]:
     if path.is_dir():
         return directory_segments(path)
-    return [path] if path.name.endswith(LOG_SUFFIX) else []
+    return [path] if _is_segment_file(path) else []
+
+
+def _is_segment_file(path: Path) -> bool:
+    return path.name.endswith((LOG_SUFFIX, LOG_SUFFIX + SWAP_SUFFIX))
+
+
+def _local_path(path: str) -> str:
+    """``path`` without a ``file:`` scheme (``file:/x``, ``file:///x``, ``file://localhost/x``);
+    other schemes are refused: the source reads local files."""
+    scheme, colon, rest = path.partition(":")
+    if os.path.exists(path) or not colon or not re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]+", scheme):
+        return path
+    if scheme.lower() != "file":
+        raise ValueError(f"consumer_offsets: {path}: only local paths and file: URIs are read")
+    if rest.startswith("//"):
+        host, slash, tail = rest[2:].partition("/")
+        if host not in ("", "localhost"):
+            raise ValueError(f"consumer_offsets: {path}: a file: URI of another host")
+        return slash + tail
+    return rest
+
+
+def _brace_alternatives(pattern: str) -> list[str]:
+    """Hadoop's glob alternatives expanded: ``a-{0,1}`` is ``a-0`` and ``a-1`` (nested and
+    repeated groups too); a pattern without a complete group is itself."""
+    start = pattern.find("{")
+    if start < 0:
+        return [pattern]
+    depth, parts, begin = 0, [], start + 1
+    for i in range(start, len(pattern)):
+        c = pattern[i]
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                parts.append(pattern[begin:i])
+                head, tail = pattern[:start], pattern[i + 1:]
+                return [a for part in parts for a in _brace_alternatives(head + part + tail)]
+        elif c == "," and depth == 1:
+            parts.append(pattern[begin:i])
+            begin = i + 1
+    return [pattern]
 
 
 def _segment(path: Path) -> Segment:

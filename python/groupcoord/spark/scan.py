@@ -6,7 +6,8 @@ The split's batch headers are walked first; whole batches are then decoded in ch
 record. A batch the codec rejects (bad CRC, bad compression, a record or key or value that
 does not parse) is a :class:`BadBatch` spanning exactly that batch; a header that makes no
 sense (a length out of range, an unknown magic, a batch running past the end) starts a bad
-region that ends where the next valid magic-2 batch is found, or at the split's end.
+region that ends where the next valid batch is found (of magic 2, or in a log of legacy
+message sets, of magic 0 or 1 too), or at the split's end.
 """
 
 from __future__ import annotations
@@ -77,17 +78,27 @@ def scan(split: Split, mode: Mode = "PERMISSIVE", chunk_bytes: int = CHUNK_BYTES
     if split.end <= split.start:
         return
     segment = split.segment
-    with open(segment.path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+    try:
+        file = open(segment.path, "rb")
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"consumer_offsets: segment {segment.path} is gone since the query was planned (a log "
+            "cleaner or retention removed it?): read a copy of a live log directory") from None
+    with file as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
         view = memoryview(buf)
         try:
             pos = split.start
+            legacy = False
             while pos < split.end:
                 starts, stop = batch_boundaries(buf, pos, split.end)
+                # A log of legacy message sets: its batches, or the header that broke the walk.
+                magics = [buf[p + 16] for p in starts[:1] + starts[-1:] + [stop] if p + 16 < split.end]
+                legacy = legacy or any(m < 2 for m in magics)
                 starts.append(stop)
                 yield from _decode_batches(view, starts, split, mode, chunk_bytes)
                 if stop >= split.end:
                     break
-                pos = _resync(buf, stop, split.end)
+                pos = _resync(buf, stop, split.end, legacy=legacy)
                 yield from _bad(BadBatch(segment.path, segment.partition, stop, pos - stop,
                                          _header_problem(buf, stop, split.end), _base_offset(buf, stop)), mode)
         finally:
@@ -142,18 +153,35 @@ def _header_problem(buf: mmap.mmap, pos: int, end: int) -> str:
     return f"batch of {LOG_OVERHEAD + length} bytes runs past the end ({end - pos} bytes left)"
 
 
-def _resync(buf: mmap.mmap, pos: int, end: int) -> int:
-    """The first position after ``pos`` where a whole, valid magic-2 batch starts, or ``end``."""
+def _resync(buf: mmap.mmap, pos: int, end: int, *, legacy: bool = False) -> int:
+    """The first position after ``pos`` where a whole, valid batch starts, or ``end``: of
+    magic 2, or with ``legacy`` (a log of legacy message sets) of magic 0, 1 or 2."""
+    if legacy:
+        return _resync_any_magic(buf, pos, end)
     search = pos + 1 + 16
     while True:
         magic_at = buf.find(b"\x02", search, end)
         if magic_at < 0:
             return end
         candidate = magic_at - 16
-        whole, stop = batch_boundaries(buf, candidate, end, until=candidate + 1)
-        if whole and codec.valid_prefix_length(buf[candidate:stop]) == stop - candidate:
+        if _valid_at(buf, candidate, end):
             return candidate
         search = magic_at + 1
+
+
+def _resync_any_magic(buf: mmap.mmap, pos: int, end: int) -> int:
+    for candidate in range(pos + 1, end - LOG_OVERHEAD - 5):
+        length = int.from_bytes(buf[candidate + 8:candidate + 12], "big", signed=True)
+        if (buf[candidate + 16] <= 2 and MIN_BATCH_LENGTH <= length <= end - candidate - LOG_OVERHEAD
+                and _valid_at(buf, candidate, end)):
+            return candidate
+    return end
+
+
+def _valid_at(buf: mmap.mmap, candidate: int, end: int) -> bool:
+    """Whether a whole batch starts at ``candidate`` and passes its CRC."""
+    whole, stop = batch_boundaries(buf, candidate, end, until=candidate + 1)
+    return bool(whole) and codec.valid_prefix_length(buf[candidate:stop]) == stop - candidate
 
 
 def with_corrupt_column(batch: Any, schema: Any) -> Any:

@@ -39,6 +39,7 @@ from groupcoord.spark import NAME
 VIEWS = ("history", "compacted")
 MODES: tuple[Mode, ...] = ("PERMISSIVE", "DROPMALFORMED", "FAILFAST")
 DEFAULT_MAX_SPLIT_BYTES = 128 << 20
+OPTIONS = ("path", "paths", "view", "mode", "maxSplitBytes", "columnNameOfCorruptRecord")
 
 
 @dataclass(frozen=True)
@@ -58,9 +59,20 @@ class Options:
             value = options.get(name, options.get(name.lower(), default))
             return str(value)
 
+        unknown = sorted(set(map(str.lower, options)) - {o.lower() for o in OPTIONS})
+        if unknown:
+            raise ValueError(f"consumer_offsets: unknown option {unknown[0]!r}; the options are "
+                             f"{', '.join(OPTIONS)}")
         paths: list[str] = []
         if "paths" in options:
-            paths.extend(json.loads(options["paths"]))
+            try:
+                listed = json.loads(options["paths"])
+            except ValueError:
+                listed = None
+            if not isinstance(listed, list) or not all(isinstance(p, str) for p in listed):
+                raise ValueError("consumer_offsets: option 'paths' is a JSON list of paths, as "
+                                 "spark.read.load([PATH, ...]) sets it; give one path as 'path'")
+            paths.extend(listed)
         if "path" in options:
             paths.append(options["path"])
         if not paths:
@@ -103,7 +115,12 @@ class ConsumerOffsetsDataSource(DataSource):
         return from_arrow_schema(arrow_schema(Options.parse(self.options)))
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        return ConsumerOffsetsReader(Options.parse(self.options))
+        options = Options.parse(self.options)
+        expected = from_arrow_schema(arrow_schema(options))
+        if schema != expected:
+            raise ValueError("consumer_offsets: the source's schema is fixed (see the README); read "
+                             "without .schema(...) and select or cast the columns you need")
+        return ConsumerOffsetsReader(options)
 
 
 class ConsumerOffsetsReader(DataSourceReader):

@@ -2,8 +2,9 @@
 
 Each task reduces its split (one input partition of the history view, a run of one log
 partition in offset order) to the rows that still matter (``Compactor.reduced``); the reduced
-rows, few, are grouped by log partition and compacted there in offset order. The result is
-the same as ``.option("view", "compacted")``, which reads each log partition in one task.
+rows are grouped by log partition and compacted there in offset order. The result is the same
+as ``.option("view", "compacted")``, which reads each log partition in one task and is faster
+when keys recur throughout the log (a split then keeps about every key; see the README).
 """
 
 from __future__ import annotations
@@ -15,16 +16,21 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 from pyspark.sql import DataFrame
 
+from groupcoord import codec
 from groupcoord.compaction import Compactor
 
 __all__ = ["compacted"]
 
 
-def compacted(history: DataFrame, corrupt_column: str = "_corrupt_record") -> DataFrame:
+def compacted(history: DataFrame, corrupt_column: str | None = None) -> DataFrame:
     """The compacted view of ``history``, a ``consumer_offsets`` history DataFrame as read
     (each of its input partitions one split, in offset order). Rows of bad batches (a non-null
-    ``corrupt_column``) are kept as they are."""
+    ``corrupt_column``: by default the one column the codec's schema does not have, as
+    ``columnNameOfCorruptRecord`` named it) are kept as they are."""
     schema = history.schema
+    if corrupt_column is None:
+        extra = [name for name in schema.names if name not in codec.arrow_schema().names]
+        corrupt_column = extra[0] if len(extra) == 1 else "_corrupt_record"
     has_corrupt = corrupt_column in schema.names
 
     def reduce_split(batches: Iterator[Any]) -> Iterator[Any]:
