@@ -60,7 +60,7 @@ def test_history_is_every_record_in_the_codec_schema(spark: Any, every_kind_dir:
                 for r in codec.decode_segment_arrow(path).to_pylist()]
     expected.sort(key=lambda r: (r["partition"], r["offset"]))
     assert strip(rows) == expected and all(r["_corrupt_record"] is None for r in rows)
-    assert len(rows) == 5 * 60 and df.rdd.getNumPartitions() == len(list(every_kind_dir.glob("*/*.log")))
+    assert len(rows) == 5 * 60 and df.rdd.getNumPartitions() == 1, "its 11 small segments packed in one task"
     kinds = {(r["record_type"], r["control"], r["is_tombstone"]) for r in rows}
     assert {(None, "commit", False), (None, "abort", False), (1, None, True), (2, None, True)} <= kinds
     assert {r["record_type"] for r in rows} == {None, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 16}
@@ -115,6 +115,25 @@ def test_big_segment_is_read_by_several_tasks(spark: Any, tmp_path: Path, with_i
                  .option("maxSplitBytes", 4096).load(str(root)))
     assert strip(collect(compacted)) == compact([whole]).to_pylist()
     assert strip(collect(groupcoord.spark.compacted(history))) == compact([whole]).to_pylist()
+
+
+def test_small_segments_are_packed_into_few_tasks(spark: Any, tmp_path: Path) -> None:
+    logs = {}
+    for partition in range(3):
+        log = LogBuilder("none")
+        for i in range(60):
+            log.write([encoded(OffsetCommitKey(f"g{i % 4}", "orders", p), OffsetCommitValue(i, "")) for p in range(3)])
+        logs[partition] = log.batches
+    segments = write_log_dir(tmp_path, logs, segment_bytes=600)
+    assert len(segments) == 60
+    history = spark.read.format("consumer_offsets").load(str(tmp_path))
+    assert history.rdd.getNumPartitions() == 2, "each small segment counts 4 MiB: 31 fit in 128 MiB"
+    rows = strip(collect(history))
+    assert rows == [r for s in segments for r in codec.decode_segment_arrow(s).to_pylist()]
+    tasks = spark.read.format("consumer_offsets").option("maxSplitBytes", (4 << 20) * 10).load(str(tmp_path))
+    assert tasks.rdd.getNumPartitions() == -(-len(segments) // 9) and strip(collect(tasks)) == rows
+    compacted = spark.read.format("consumer_offsets").option("view", "compacted").load(str(tmp_path))
+    assert collect(groupcoord.spark.compacted(tasks)) == collect(compacted), "runs that span log partitions"
 
 
 def damaged(tmp_path: Path) -> tuple[Path, list[codec.RecordBatch]]:

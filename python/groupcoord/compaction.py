@@ -90,8 +90,11 @@ class Compactor:
     """Folds history rows, chunk by chunk, into the compacted view.
 
     Feed each log partition's chunks in offset order (chunks of different partitions may
-    interleave); :meth:`result` is exact whatever the chunking. Memory: one row per key seen,
-    plus transactional commits still pending, plus up to ``reduce_rows`` buffered rows.
+    interleave); :meth:`result` is exact whatever the chunking. Memory: one row per key seen
+    and the transactional commits still pending (the settled rows), plus buffered rows until
+    they number ``reduce_rows`` or as many as the settled rows, whichever is more (so that
+    reducing costs linear time), plus the copies a reduction makes: a few times the settled
+    rows at its peak.
     """
 
     reduce_rows: int = 1 << 18

@@ -1,7 +1,8 @@
 """The ``consumer_offsets`` PySpark data source (needs pyspark 4).
 
 ``spark.read.format("consumer_offsets").load(PATH)``: the history view has one input
-partition per split (a segment, or a piece of a big one cut at batch boundaries); the
+partition per run of splits (a piece of a big segment cut at batch boundaries, or small
+segments packed together up to ``maxSplitBytes``); the
 compacted view one per ``__consumer_offsets`` partition, whose splits are folded in offset
 order through :class:`groupcoord.compaction.Compactor` so that it is exact however the
 partition's segments are cut. ``read()`` yields Arrow record batches decoded in Rust.
@@ -33,12 +34,14 @@ from groupcoord.spark.scan import (
     with_corrupt_column,
 )
 
-__all__ = ["ConsumerOffsetsDataSource", "Options", "arrow_schema"]
+__all__ = ["ConsumerOffsetsDataSource", "Options", "arrow_schema", "pack"]
 
 from groupcoord.spark import NAME
 VIEWS = ("history", "compacted")
 MODES: tuple[Mode, ...] = ("PERMISSIVE", "DROPMALFORMED", "FAILFAST")
 DEFAULT_MAX_SPLIT_BYTES = 128 << 20
+OPEN_COST_BYTES = 4 << 20
+"""What opening a split costs a task, in bytes read: Spark's ``openCostInBytes`` default."""
 OPTIONS = ("path", "paths", "view", "mode", "maxSplitBytes", "columnNameOfCorruptRecord")
 
 
@@ -130,7 +133,7 @@ class ConsumerOffsetsReader(DataSourceReader):
     def partitions(self) -> Sequence[InputPartition]:
         splits = plan(self.options.paths, self.options.max_split_bytes)
         if self.options.view == "history":
-            return [InputPartition((split,)) for split in splits]
+            return [InputPartition(tuple(run)) for run in pack(splits, self.options.max_split_bytes)]
         return [InputPartition(tuple(group)) for _, group in groupby(splits, lambda s: s.segment.partition)]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
@@ -139,6 +142,24 @@ class ConsumerOffsetsReader(DataSourceReader):
         if self.options.view == "history":
             return _history(splits, self.options.mode, schema)
         return _compacted(splits, self.options.mode, schema)
+
+
+def pack(splits: Sequence[Split], max_bytes: int) -> list[list[Split]]:
+    """Consecutive splits packed into runs of at most ``max_bytes``, each split counting
+    :data:`OPEN_COST_BYTES` more, as Spark packs small files (``openCostInBytes``): a log of
+    many small segments is read by a few tasks, not one per segment. A run stays in
+    (partition, offset) order."""
+    runs: list[list[Split]] = []
+    size = 0
+    for split in splits:
+        cost = split.end - split.start + OPEN_COST_BYTES
+        if runs and size + cost <= max_bytes:
+            runs[-1].append(split)
+            size += cost
+        else:
+            runs.append([split])
+            size = cost
+    return runs
 
 
 def _history(splits: Sequence[Split], mode: Mode, schema: Any) -> Iterator[Any]:

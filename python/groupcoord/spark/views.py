@@ -1,7 +1,7 @@
 """The compacted view computed by Spark from the history view, in parallel across splits.
 
-Each task reduces its split (one input partition of the history view, a run of one log
-partition in offset order) to the rows that still matter (``Compactor.reduced``); the reduced
+Each task reduces its input partition of the history view (consecutive splits, each log
+partition's in offset order) to the rows that still matter (``Compactor.reduced``); the reduced
 rows are grouped by log partition and compacted there in offset order. The result is the same
 as ``.option("view", "compacted")``, which reads each log partition in one task and is faster
 when keys recur throughout the log (a split then keeps about every key; see the README).
@@ -24,7 +24,7 @@ __all__ = ["compacted"]
 
 def compacted(history: DataFrame, corrupt_column: str | None = None) -> DataFrame:
     """The compacted view of ``history``, a ``consumer_offsets`` history DataFrame as read
-    (each of its input partitions one split, in offset order). Rows of bad batches (a non-null
+    (each of its input partitions consecutive splits, in offset order). Rows of bad batches (a non-null
     ``corrupt_column``: by default the one column the codec's schema does not have, as
     ``columnNameOfCorruptRecord`` named it) are kept as they are."""
     schema = history.schema
