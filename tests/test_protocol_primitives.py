@@ -120,3 +120,12 @@ def test_arrays_and_tagged_fields() -> None:
         p.read_array_length(bytes.fromhex("00000001"), 0)
     uuid, _ = p.read_uuid(bytes(range(16)), 0)
     assert uuid.bytes == bytes(range(16))
+
+
+def test_invalid_utf8_reads_as_replacements_unless_they_outgrow_a_string() -> None:
+    assert p.read_string(b"\x00\x03ab\xff", 0) == ("ab\ufffd", 5)
+    fits = b"\x2a\xaa" + b"\xff" * 10_922  # 32,766 bytes once replaced
+    assert p.read_string(fits, 0) == ("\ufffd" * 10_922, len(fits))
+    with pytest.raises(ProtocolError, match="reads as 32769 bytes with its invalid bytes replaced"):
+        p.read_string(b"\x2a\xab" + b"\xff" * 10_923, 0)
+    assert p.read_string(b"\x7f\xff" + "é".encode() * 16_383 + b"a", 0)[0] == "é" * 16_383 + "a"

@@ -266,6 +266,30 @@ def test_expiration_runs_every_offsets_retention_check_interval() -> None:
     assert ctx.take_records() == [("offset", GROUP_ID, "foo", 0, 1), ("offset", GROUP_ID, "foo", 0, None)]
 
 
+def test_a_failing_expiration_run_is_logged_and_the_next_one_still_comes(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Found by fuzzing: an exception in one run ended the periodic task for good."""
+    ctx = Context(IMPLEMENTATIONS["rust"], **{"offsets.retention.minutes": 1,
+                                              "offsets.retention.check.interval.ms": 1000})
+    ctx.coordinator._schedule_group_metadata_expiration()
+    assert ctx.commit_offsets(GROUP_ID, UNKNOWN, -1, {TP: ctx.offset_and_metadata(1)}) == {TP: Errors.NONE}
+    cleanup = ctx.coordinator.cleanup_group_metadata
+    runs: list[int] = []
+
+    def failing_once() -> int:
+        runs.append(ctx.time.milliseconds())
+        if len(runs) == 1:
+            raise RuntimeError("a bug")
+        return cleanup()
+
+    monkeypatch.setattr(ctx.coordinator, "cleanup_group_metadata", failing_once)
+    ctx.sleep(1000)
+    assert len(runs) == 1 and "Expiring offsets and empty groups failed" in caplog.text
+    ctx.sleep(RETENTION_MS)
+    assert len(runs) == 2 and ctx.fetch_offsets(GROUP_ID, [TP])[1][TP].offset == -1
+
+
 def test_cleanup_keeps_a_group_with_a_commit_in_flight(ctx: Context) -> None:
     # Scala's hasOffsets counts pending commits: the group must not die (and be tombstoned)
     # under a commit whose append has not completed.

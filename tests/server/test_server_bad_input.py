@@ -31,6 +31,7 @@ from groupcoord.protocol.messages.join_group import (
     JoinGroupRequestProtocol,
     JoinGroupResponse,
 )
+from groupcoord.protocol.messages.list_groups import ListGroupsRequest, ListGroupsResponse
 from groupcoord.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic
 from groupcoord.protocol.messages.offset_commit import (
     OffsetCommitRequest,
@@ -296,6 +297,30 @@ def test_strings_that_are_not_utf8_read_as_replacement_characters(server):
     assert isinstance(described, DescribeGroupsResponse)
     (group,) = described.groups
     assert (group.error_code, [m.member_id for m in group.members]) == (Errors.NONE, [joined.member_id])
+
+
+def test_strings_whose_replacements_outgrow_a_string_are_refused(server):
+    """11,000 bytes of 0xFF are a legal string, read as 11,000 U+FFFD: 33,000 bytes, which no
+    record or answer could hold. Found by fuzzing: such a group id was stored in memory and broke
+    every ListGroups answer after it, and such a client id left its group stuck mid-rebalance."""
+    mark = "Q" * 11_000
+    commit = OffsetCommitRequest(group_id=mark, generation_id_or_member_epoch=-1, member_id="", topics=[
+        OffsetCommitRequestTopic(name=TOPIC, partitions=[
+            OffsetCommitRequestPartition(partition_index=0, committed_offset=5, committed_metadata="")])])
+    join = JoinGroupRequest(group_id="fine", session_timeout_ms=1000, rebalance_timeout_ms=1000, member_id="",
+                            protocol_type="consumer", protocols=[JoinGroupRequestProtocol(name="range", metadata=b"")])
+    for frame in (request_frame(commit, 2, 1, "c"), request_frame(join, 3, 1, mark)):
+        with connect(server) as sock:
+            sock.sendall(framed(frame.replace(mark.encode(), b"\xff" * 11_000)))
+            assert read_frame(sock) is None
+    commit.group_id = "Q" * 10_922
+    with connect(server) as sock:
+        sock.sendall(framed(request_frame(commit, 2, 1, "c").replace(b"Q" * 10_922, b"\xff" * 10_922)))
+        assert read_frame(sock) is not None, "10,922 bytes are 32,766 once replaced: a string still"
+        listed = exchange(sock, ListGroupsRequest(), ListGroupsResponse, 3, correlation_id=2)
+    assert isinstance(listed, ListGroupsResponse) and listed.error_code == Errors.NONE
+    assert "\ufffd" * 10_922 in {g.group_id for g in listed.groups} and "fine" not in {g.group_id for g in listed.groups}
+    assert server.alive()
 
 
 def test_a_retention_past_the_int64_range_keeps_the_offset(server):

@@ -1136,8 +1136,14 @@ class GroupCoordinator:
     def _on_group_metadata_expiration(self, key: Any) -> None:
         if not self.is_active:
             return
-        self.cleanup_group_metadata()
-        self._schedule_group_metadata_expiration()
+        try:
+            self.cleanup_group_metadata()
+        except Exception:
+            # As Kafka's scheduler runs a periodic task: a failure is logged, the next run
+            # still comes.
+            log.exception("Expiring offsets and empty groups failed")
+        finally:
+            self._schedule_group_metadata_expiration()
 
     def cleanup_group_metadata(self) -> int:
         """Expire offsets by offsets.retention.minutes (KIP-211) and remove empty groups left

@@ -508,6 +508,10 @@ def _emit_read(
     src.emit(inner + 1, "raise _Malformed")
     as_text = ".decode('utf-8', 'replace')" if is_string else ""
     src.emit(inner, f"{target} = buf[pos:pos + {n}]{as_text}")
+    if is_string:
+        # Only a string of invalid UTF-8 can grow past the limit, three bytes per bad byte.
+        src.emit(inner, f"if {n} > {p.MAX_STRING_LENGTH // 3} and len({target}.encode()) > {p.MAX_STRING_LENGTH}:")
+        src.emit(inner + 1, "raise _Malformed")
     src.emit(inner, f"pos += {n}")
 
 

@@ -144,7 +144,12 @@ def read_nullable_string(buf: bytes, pos: int, compact: bool = False) -> tuple[s
         return None, pos
     if n > MAX_STRING_LENGTH:
         raise ProtocolError(f"string length {n} exceeds {MAX_STRING_LENGTH}", position=start)
-    return _slice(buf, start, pos, n, "string").decode("utf-8", "replace"), pos + n
+    text = _slice(buf, start, pos, n, "string").decode("utf-8", "replace")
+    if n > MAX_STRING_LENGTH // 3 and len(text.encode()) > MAX_STRING_LENGTH:
+        raise ProtocolError(
+            f"string of {n} bytes that are not all UTF-8 reads as {len(text.encode())} bytes with its "
+            f"invalid bytes replaced, more than a string may hold ({MAX_STRING_LENGTH})", position=start)
+    return text, pos + n
 
 
 def read_string(buf: bytes, pos: int, compact: bool = False) -> tuple[str, int]:
