@@ -37,3 +37,15 @@ def test_partition_in_range(group_id: str, n: int) -> None:
 def test_invalid_partition_count() -> None:
     with pytest.raises(ValueError, match="at least 1"):
         partition_for("g", 0)
+
+
+def test_only_short_group_ids_are_cached() -> None:
+    from groupcoord import partitioner
+
+    before = partitioner._cached_partition_for.cache_info().currsize
+    long_ids = [f"{i:04d}" + "x" * 32_000 for i in range(50)]
+    partitions = [partition_for(g, 50) for g in long_ids]
+    assert partitioner._cached_partition_for.cache_info().currsize == before, "a client names what it likes"
+    assert partitions == [abs(java_string_hash(g)) % 50 for g in long_ids]
+    partition_for("x" * partitioner.CACHED_GROUP_ID_LENGTH, 50)
+    assert partitioner._cached_partition_for.cache_info().currsize == before + 1
