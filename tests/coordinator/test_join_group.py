@@ -388,3 +388,20 @@ def test_a_protocol_named_twice_counts_once(ctx: Context) -> None:
     leader = first.result().member_id
     assert ctx.sync_group_leader(GROUP_ID, 1, leader, {}).error == Errors.NONE
     assert ctx.take_records() == [("group", GROUP_ID, 1, leader, {leader: b"", b.member_id: b""})]
+
+
+def test_protocol_votes_forget_names_no_member_supports(ctx: Context) -> None:
+    """Found by fuzzing: a member rejoining with new protocol names each time grew the tally
+    (and each protocol vote's scan) without bound."""
+    group = ClassicGroup(GROUP_ID, ctx.time, state=GroupState.STABLE)
+    a, b = (ClassicGroupMember(m, None, CLIENT_ID, CLIENT_HOST, DEFAULT_REBALANCE_TIMEOUT, GROUP_MAX_SESSION_TIMEOUT,
+                               PROTOCOL_TYPE, [("range", b""), ("shared", b"")]) for m in ("a", "b"))
+    group.add(a)
+    group.add(b)
+    for i in range(100):
+        group.update_member(a, [("range", b""), (f"fresh-{i}", b"")], DEFAULT_REBALANCE_TIMEOUT,
+                            GROUP_MAX_SESSION_TIMEOUT, None)
+    assert dict(group._protocol_votes) == {"range": 2, "shared": 1, "fresh-99": 1}
+    assert group.select_protocol() == "range"
+    group.remove("b")
+    assert dict(group._protocol_votes) == {"range": 1, "fresh-99": 1}

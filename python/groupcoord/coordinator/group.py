@@ -276,7 +276,7 @@ class ClassicGroup:
     def remove(self, member_id: str) -> None:
         member = self.members.pop(member_id, None)
         if member is not None:
-            self._protocol_votes.subtract({name for name, _ in member.supported_protocols})
+            self._withdraw_votes(member)
             if member.is_awaiting_join:
                 self.num_members_awaiting_join -= 1
             if member.group_instance_id is not None:
@@ -285,6 +285,15 @@ class ClassicGroup:
             self.leader_id = next(iter(self.members), None)
         self.pending_members.discard(member_id)
         self.pending_sync_members.discard(member_id)
+
+    def _withdraw_votes(self, member: ClassicGroupMember) -> None:
+        """Take back ``member``'s protocol votes, forgetting names no member supports any more
+        (a member rejoining with new names each time would otherwise grow the tally)."""
+        votes = self._protocol_votes
+        for name in {name for name, _ in member.supported_protocols}:
+            votes[name] -= 1
+            if votes[name] <= 0:
+                del votes[name]
 
     def add_pending_member(self, member_id: str) -> None:
         if self.has(member_id):
@@ -309,7 +318,7 @@ class ClassicGroup:
         session_timeout_ms: int,
         callback: JoinCallback | None,
     ) -> None:
-        self._protocol_votes.subtract({name for name, _ in member.supported_protocols})
+        self._withdraw_votes(member)
         member.supported_protocols = protocols
         self._protocol_votes.update({name for name, _ in protocols})
         member.rebalance_timeout_ms = rebalance_timeout_ms
