@@ -16,15 +16,16 @@ Version notes:
 - v8+: authorized operations when asked for; without an authorizer every topic (and, in
   v8-10, cluster) operation is allowed.
 - v10+: topic ids; from v12 a request may name a topic by id alone (UNKNOWN_TOPIC_ID if
-  unknown). v10 and v11 answers have no null names, so a null name there is an invalid
-  request, as in Kafka (the connection is closed).
+  unknown). In v10 and v11 a null name or a topic id in the request is invalid: as Kafka's
+  ``MetadataRequest.getErrorResponse`` answers it, every requested topic gets INVALID_REQUEST
+  (a null name as ""), with no broker and no partition.
 - v13: a top-level error_code, always NONE here.
 """
 
 from __future__ import annotations
 
 from groupcoord.errors import Errors
-from groupcoord.protocol import ProtocolError
+from groupcoord.protocol.primitives import ZERO_UUID
 from groupcoord.protocol.messages.metadata import (
     AUTHORIZED_OPERATIONS_OMITTED,
     MetadataRequest,
@@ -52,6 +53,12 @@ def metadata(broker: Broker, request: MetadataRequest, ctx: RequestContext) -> N
         else AUTHORIZED_OPERATIONS_OMITTED
     )
     wanted = request.topics
+    if wanted and version < 12 and any(t.name is None or t.topic_id != ZERO_UUID for t in wanted):
+        ctx.respond(MetadataResponse(controller_id=-1, cluster_id=None, topics=[
+            MetadataResponseTopic(error_code=Errors.INVALID_REQUEST, name=t.name or "", topic_id=t.topic_id)
+            for t in wanted
+        ]))
+        return
     if wanted is None or (version == 0 and not wanted):
         topics = [_describe(broker, t, operations) for t in broker.topics]
     else:
@@ -61,9 +68,6 @@ def metadata(broker: Broker, request: MetadataRequest, ctx: RequestContext) -> N
         topics = []
         for entry in wanted:
             if entry.name is None:
-                if version < 12:
-                    raise ProtocolError(f"Metadata v{version}: a topic name can not be null "
-                                        "before v12")
                 found = broker.topics.by_id(entry.topic_id)
                 topics.append(
                     _describe(broker, found, operations) if found is not None
