@@ -32,6 +32,12 @@ from groupcoord.protocol.messages.join_group import (
     JoinGroupResponse,
 )
 from groupcoord.protocol.messages.list_groups import ListGroupsRequest, ListGroupsResponse
+from groupcoord.protocol.messages.list_offsets import (
+    ListOffsetsPartition,
+    ListOffsetsRequest,
+    ListOffsetsResponse,
+    ListOffsetsTopic,
+)
 from groupcoord.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse
 from groupcoord.protocol.messages.offset_commit import (
     OffsetCommitRequest,
@@ -341,6 +347,18 @@ def test_a_retention_past_the_int64_range_keeps_the_offset(server):
                 OffsetFetchRequestTopic(name=TOPIC, partition_indexes=[0])]), OffsetFetchResponse, 3)
             assert isinstance(fetched, OffsetFetchResponse)
             assert fetched.topics[0].partitions[0].committed_offset == 42
+
+
+def test_list_offsets_naming_a_partition_twice_gets_invalid_request_for_both(server):
+    twice = ListOffsetsRequest(replica_id=-1, topics=[ListOffsetsTopic(name=TOPIC, partitions=[
+        ListOffsetsPartition(partition_index=0, timestamp=-1), ListOffsetsPartition(partition_index=1, timestamp=-1),
+        ListOffsetsPartition(partition_index=0, timestamp=-2)])])
+    for version in (1, 5, 10):
+        with connect(server) as sock:
+            answer = exchange(sock, twice, ListOffsetsResponse, version)
+        assert isinstance(answer, ListOffsetsResponse)
+        assert [(p.partition_index, p.error_code, p.offset) for p in answer.topics[0].partitions] == [
+            (0, Errors.INVALID_REQUEST, -1), (1, Errors.NONE, 0), (0, Errors.INVALID_REQUEST, -1)]
 
 
 def test_metadata_naming_a_topic_by_id_before_v12_is_an_invalid_request(server):

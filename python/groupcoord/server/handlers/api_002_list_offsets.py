@@ -7,6 +7,7 @@ and the max-timestamp (-3) and other special lookups find nothing (offset -1, ti
 Version notes:
 
 - v0: old-style answers, a list of up to max_num_offsets offsets.
+- v1+: a partition named twice gets INVALID_REQUEST in each place, as Kafka answers it.
 - v2+: isolation_level (nothing is transactional here), throttle_time_ms.
 - v4+: leader epochs (KIP-320); ours is always 0.
 - v7-v9 add special timestamps (-3, -4, -5); v10 timeout_ms. Advertising v7+ matters:
@@ -15,6 +16,8 @@ Version notes:
 """
 
 from __future__ import annotations
+
+from collections import Counter
 
 from groupcoord.errors import Errors
 from groupcoord.protocol.messages.list_offsets import (
@@ -36,11 +39,16 @@ _AT_LOG_BOUNDARY = (EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, LOCAL_LOG_START_TIMEST
 
 @handler(ListOffsetsRequest, versions="0-10")
 def list_offsets(broker: Broker, request: ListOffsetsRequest, ctx: RequestContext) -> None:
+    named = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)
     topics = []
     for topic in request.topics:
         partitions = []
         for p in topic.partitions:
-            if not broker.topics.has_partition(topic.name, p.partition_index):
+            if ctx.api_version >= 1 and named[topic.name, p.partition_index] > 1:
+                partitions.append(ListOffsetsPartitionResponse(
+                    partition_index=p.partition_index, error_code=Errors.INVALID_REQUEST,
+                ))
+            elif not broker.topics.has_partition(topic.name, p.partition_index):
                 partitions.append(ListOffsetsPartitionResponse(
                     partition_index=p.partition_index, error_code=Errors.UNKNOWN_TOPIC_OR_PARTITION,
                 ))
