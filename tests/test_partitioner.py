@@ -42,6 +42,7 @@ def test_invalid_partition_count() -> None:
 def test_only_short_group_ids_are_cached() -> None:
     from groupcoord import partitioner
 
+    partitioner._cached_partition_for.cache_clear()
     before = partitioner._cached_partition_for.cache_info().currsize
     long_ids = [f"{i:04d}" + "x" * 32_000 for i in range(50)]
     partitions = [partition_for(g, 50) for g in long_ids]
