@@ -21,6 +21,10 @@ from groupcoord.config import Config
 from groupcoord.coordinator import OffsetAndMetadata, TopicPartition
 from groupcoord.errors import Errors
 from groupcoord.protocol import Request, Response, decode_response
+from groupcoord.protocol.messages.describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
+from groupcoord.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
+from groupcoord.protocol.messages.join_group import JoinGroupRequest, JoinGroupRequestProtocol, JoinGroupResponse
+from groupcoord.protocol.messages.sync_group import SyncGroupRequest, SyncGroupRequestAssignment, SyncGroupResponse
 from groupcoord.protocol.messages.find_coordinator import (
     FindCoordinatorRequest,
     FindCoordinatorResponse,
@@ -74,13 +78,27 @@ class Client:
         await self.writer.wait_closed()
 
     async def call(self, request: Request, response_cls: type[Response], version: int) -> Any:
-        self.correlation_id += 1
-        frame = request_frame(request, version, self.correlation_id, "in-process")
-        self.writer.write(struct.pack(">i", len(frame)) + frame)
-        (size,) = struct.unpack(">i", await self.reader.readexactly(4))
-        header, response = decode_response(await self.reader.readexactly(size), response_cls, version)
-        assert header.correlation_id == self.correlation_id
+        [response] = await self.pipeline([(request, response_cls, version)])
         return response
+
+    async def pipeline(self, calls: list[tuple[Request | bytes, type[Response], int]]) -> list[Any]:
+        """Send every request at once (a request, or a frame made by :meth:`frame`), then read
+        their answers in order."""
+        frames = [call if isinstance(call, bytes) else self.frame(call, version) for call, _, version in calls]
+        for frame in frames:
+            self.writer.write(struct.pack(">i", len(frame)) + frame)
+        answers = []
+        for frame, (_, response_cls, version) in zip(frames, calls):
+            (size,) = struct.unpack(">i", await self.reader.readexactly(4))
+            header, response = decode_response(await self.reader.readexactly(size), response_cls, version)
+            assert header.correlation_id == struct.unpack_from(">i", frame, 4)[0]
+            answers.append(response)
+        return answers
+
+    def frame(self, request: Request, version: int) -> bytes:
+        """``request``'s frame, with the next correlation id."""
+        self.correlation_id += 1
+        return request_frame(request, version, self.correlation_id, "in-process")
 
 
 async def http_raw(port: int, data: bytes) -> bytes:
@@ -292,6 +310,39 @@ def test_an_ownership_change_slower_than_the_read_timeout_still_answers(
             assert log.closed and manager.recovery_points.get(0) == log.next_offset
         finally:
             await server.stop()
+
+    run(main)
+
+
+def test_a_request_that_blocks_the_loop_does_not_expire_the_sessions_behind_it(tmp_path: Path) -> None:
+    """Found by fuzzing: a DescribeGroups naming a million groups kept the one event loop for
+    seconds, and the heartbeat queued behind it found its member expired (the handler's poll
+    ran the session timers first). The blocked time is now left out of the timers' clock."""
+    config = CONFIG.with_overrides({"group.min.session.timeout.ms": "1000"})
+    protocols = [JoinGroupRequestProtocol(name="range", metadata=b"")]
+
+    async def main() -> None:
+        async with serving(ServerOptions(port=0, data_dir=tmp_path, config=config)) as (_, broker, client):
+            # Made before the session starts: encoding it blocks this test's side of the loop.
+            describe = client.frame(DescribeGroupsRequest(groups=[f"g{i}" for i in range(1_000_000)]), 0)
+            joined = await client.call(JoinGroupRequest(
+                group_id="g", session_timeout_ms=1000, rebalance_timeout_ms=1000, member_id="",
+                protocol_type="consumer", protocols=protocols), JoinGroupResponse, 3)
+            assert joined.error_code == Errors.NONE
+            synced = await client.call(SyncGroupRequest(
+                group_id="g", generation_id=joined.generation_id, member_id=joined.member_id,
+                assignments=[SyncGroupRequestAssignment(member_id=joined.member_id, assignment=b"")]),
+                SyncGroupResponse, 2)
+            assert synced.error_code == Errors.NONE
+            left_out_before = broker.time._left_out_ms  # type: ignore[attr-defined]
+            described, beat = await client.pipeline([
+                (describe, DescribeGroupsResponse, 0),
+                (HeartbeatRequest(group_id="g", generation_id=joined.generation_id, member_id=joined.member_id),
+                 HeartbeatResponse, 2),
+            ])
+            assert len(described.groups) == 1_000_000
+            assert broker.time._left_out_ms - left_out_before >= 1000, "the request kept the loop past the session"  # type: ignore[attr-defined]
+            assert beat.error_code == Errors.NONE, "the member was expired for the server's stall"
 
     run(main)
 

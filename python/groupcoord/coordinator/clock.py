@@ -23,13 +23,55 @@ class Time(Protocol):
         """Milliseconds of a clock that never jumps: what timers are measured on."""
         ...
 
+    def begin_request(self) -> None:
+        """One request is being served: the timers' clock stands still until
+        :meth:`end_request`, so that the coordinator sees the request at one instant."""
+        ...
+
+    def end_request(self) -> int:
+        """The request is done: the timers' clock runs again. Returns how long it took (ms);
+        from :data:`BLOCKED_REQUEST_MS` on, that time is left out of the timers' clock."""
+        ...
+
+
+BLOCKED_REQUEST_MS = 500
+"""A request that keeps the server's one event loop this long has its time left out of the
+timers' clock (see :class:`SystemTime`). Shorter ones are not, or a busy loop would slow every
+timer down."""
+
 
 class SystemTime:
+    """The system's clocks. The monotonic one stands still while a request is served
+    (:meth:`begin_request`), and leaves out the time of requests that blocked the server's one
+    event loop for :data:`BLOCKED_REQUEST_MS` or more: a member whose heartbeat sat in a socket
+    buffer behind such a request is not expired for the server's own stall, as it would not be
+    on Kafka, whose request threads would have read the heartbeat in time."""
+
+    def __init__(self) -> None:
+        self._left_out_ms = 0
+        self._held: tuple[int, int] | None = None
+        """(timers' time, raw monotonic time) when the request being served began."""
+
     def milliseconds(self) -> int:
         return _time.time_ns() // 1_000_000
 
     def monotonic_ms(self) -> int:
-        return _time.monotonic_ns() // 1_000_000
+        if self._held is not None:
+            return self._held[0]
+        return _time.monotonic_ns() // 1_000_000 - self._left_out_ms
+
+    def begin_request(self) -> None:
+        if self._held is None:
+            self._held = (self.monotonic_ms(), _time.monotonic_ns() // 1_000_000)
+
+    def end_request(self) -> int:
+        if self._held is None:
+            return 0
+        took = _time.monotonic_ns() // 1_000_000 - self._held[1]
+        self._held = None
+        if took >= BLOCKED_REQUEST_MS:
+            self._left_out_ms += took
+        return took
 
 
 class MockTime:
@@ -50,6 +92,12 @@ class MockTime:
             raise ValueError(f"cannot sleep a negative time ({ms} ms)")
         self._now_ms += ms
         self._monotonic_ms += ms
+
+    def begin_request(self) -> None:
+        """The mock clocks stand still anyway."""
+
+    def end_request(self) -> int:
+        return 0
 
     def step_wall_clock(self, ms: int) -> None:
         """Move the wall clock alone (NTP stepping it, a VM resuming); timers are unaffected."""

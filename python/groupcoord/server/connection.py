@@ -19,6 +19,13 @@ Bad input never reaches a handler and never stops the server; as in Kafka:
 - a handler that raises anything else (a bug): logged with its traceback, connection closed;
 - no complete request for ``connections.max.idle.ms``: closed.
 
+One event loop serves every connection, so a request that takes long to handle (a
+DescribeGroups naming millions of groups) delays the others. The timers' clock stands still
+while a request is served and leaves out the time of one that took
+:data:`~groupcoord.coordinator.clock.BLOCKED_REQUEST_MS` or more
+(:meth:`~groupcoord.coordinator.clock.SystemTime.begin_request`), so that heartbeats queued
+behind it keep their members.
+
 A client that disconnects while its request is parked leaves the request to complete
 normally (a JoinGroup still joins); its answer is dropped. A request that only waits (a
 parked Fetch) registers a cancellation with ``RequestContext.on_disconnect`` and is dropped
@@ -33,6 +40,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
+from groupcoord.coordinator.clock import BLOCKED_REQUEST_MS
 from groupcoord.protocol import (
     APIS,
     ProtocolError,
@@ -217,6 +225,8 @@ class KafkaConnection(asyncio.Protocol):
 
         context = RequestContext(version, header.correlation_id, header.client_id or "",
                                  self.client_host, respond, on_disconnect)
+        clock = self.broker.time
+        clock.begin_request()
         try:
             handler.handle(self.broker, request, context)
         except ProtocolError as error:
@@ -228,6 +238,11 @@ class KafkaConnection(asyncio.Protocol):
             self._in_flight = None
             self.close("handler_error")
         finally:
+            took_ms = clock.end_request()
+            if took_ms >= BLOCKED_REQUEST_MS:
+                log.warning("%s v%d from %s kept the event loop for %d ms; sessions and other "
+                            "timers are extended by as much", handler.api.name, version,
+                            self.client_host, took_ms)
             self.broker.after_request()
 
     def _respond(self, in_flight: _InFlight, response: Response | None) -> None:
