@@ -182,6 +182,18 @@ class KafkaConnection(asyncio.Protocol):
         return frame
 
     def _serve(self, frame: bytes) -> None:
+        clock = self.broker.time
+        clock.begin_request()
+        try:
+            self._serve_frame(frame)
+        finally:
+            took_ms = clock.end_request()
+            if took_ms >= BLOCKED_REQUEST_MS:
+                log.warning("A request of %d bytes from %s kept the event loop for %d ms; sessions "
+                            "and other timers are extended by as much", len(frame), self.client_host,
+                            took_ms)
+
+    def _serve_frame(self, frame: bytes) -> None:
         started = time.perf_counter()
         try:
             header, request = decode_request(frame)
@@ -225,8 +237,6 @@ class KafkaConnection(asyncio.Protocol):
 
         context = RequestContext(version, header.correlation_id, header.client_id or "",
                                  self.client_host, respond, on_disconnect)
-        clock = self.broker.time
-        clock.begin_request()
         try:
             handler.handle(self.broker, request, context)
         except ProtocolError as error:
@@ -238,11 +248,6 @@ class KafkaConnection(asyncio.Protocol):
             self._in_flight = None
             self.close("handler_error")
         finally:
-            took_ms = clock.end_request()
-            if took_ms >= BLOCKED_REQUEST_MS:
-                log.warning("%s v%d from %s kept the event loop for %d ms; sessions and other "
-                            "timers are extended by as much", handler.api.name, version,
-                            self.client_host, took_ms)
             self.broker.after_request()
 
     def _respond(self, in_flight: _InFlight, response: Response | None) -> None:
