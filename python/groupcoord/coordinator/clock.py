@@ -11,6 +11,7 @@ expires every session at once nor delays them by the step. :class:`SystemTime` i
 from __future__ import annotations
 
 import time as _time
+from collections.abc import Callable
 from typing import Protocol
 
 
@@ -38,6 +39,9 @@ BLOCKED_REQUEST_MS = 500
 """A request that keeps the server's one event loop this long has its time left out of the
 timers' clock (see :class:`SystemTime`). Shorter ones are not, or a busy loop would slow every
 timer down."""
+STALLS_APART_MS = 60_000
+"""Stalls this far apart are each left out whole; closer ones only as far as the loop ran
+between them."""
 
 
 class SystemTime:
@@ -45,12 +49,20 @@ class SystemTime:
     (:meth:`begin_request`), and leaves out the time of requests that blocked the server's one
     event loop for :data:`BLOCKED_REQUEST_MS` or more: a member whose heartbeat sat in a socket
     buffer behind such a request is not expired for the server's own stall, as it would not be
-    on Kafka, whose request threads would have read the heartbeat in time."""
+    on Kafka, whose request threads would have read the heartbeat in time. A stall within a
+    minute of the last one left out is left out only up to the time the loop ran between them,
+    so that a client sending one slow request after another cannot stop the timers: they run
+    at least at half speed."""
 
-    def __init__(self) -> None:
+    def __init__(self, monotonic_ns: Callable[[], int] = _time.monotonic_ns) -> None:
+        self._monotonic_ns = monotonic_ns
         self._left_out_ms = 0
         self._held: tuple[int, int] | None = None
         """(timers' time, raw monotonic time) when the request being served began."""
+        self._last_left_out_end: int | None = None
+
+    def _raw_ms(self) -> int:
+        return self._monotonic_ns() // 1_000_000
 
     def milliseconds(self) -> int:
         return _time.time_ns() // 1_000_000
@@ -58,19 +70,24 @@ class SystemTime:
     def monotonic_ms(self) -> int:
         if self._held is not None:
             return self._held[0]
-        return _time.monotonic_ns() // 1_000_000 - self._left_out_ms
+        return self._raw_ms() - self._left_out_ms
 
     def begin_request(self) -> None:
         if self._held is None:
-            self._held = (self.monotonic_ms(), _time.monotonic_ns() // 1_000_000)
+            self._held = (self.monotonic_ms(), self._raw_ms())
 
     def end_request(self) -> int:
         if self._held is None:
             return 0
-        took = _time.monotonic_ns() // 1_000_000 - self._held[1]
+        start = self._held[1]
+        now = self._raw_ms()
         self._held = None
+        took = now - start
         if took >= BLOCKED_REQUEST_MS:
-            self._left_out_ms += took
+            last = self._last_left_out_end
+            ran = None if last is None else start - last
+            self._left_out_ms += took if ran is None or ran >= STALLS_APART_MS else min(took, ran)
+            self._last_left_out_end = now
         return took
 
 
