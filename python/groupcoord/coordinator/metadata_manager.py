@@ -62,7 +62,9 @@ class _Write:
 def java_length(text: str) -> int:
     """Java's ``String.length()`` of ``text``: UTF-16 code units, so two for each character
     beyond U+FFFF (an emoji), which Kafka's metadata limit counts."""
-    return len(text) + sum(1 for c in text if c > "\uffff") if not text.isascii() else len(text)
+    if text.isascii():
+        return len(text)
+    return len(text) + sum(1 for c in text if c > "\uffff")
 
 
 def offset_from_value(value: codec.OffsetCommitValue) -> OffsetAndMetadata:
