@@ -556,6 +556,12 @@ def valid_prefix_length(data: _Buffer) -> int:
     to append any other. A batch whose records' keys or values do not decode counts, though
     the record decoders stop before it."""
 
+def next_valid_batch(data: _Buffer, start: int, *, legacy: bool = False) -> int:
+    """The first position after ``start`` where a whole batch that :func:`valid_prefix_length`
+    accepts starts, or ``len(data)`` if none does: where a reader skipping a damaged region
+    takes up again. Only batches of magic 2 count, unless ``legacy`` (a log of legacy message
+    sets), when messages of magic 0 and 1 do too."""
+
 def checksum_batches(data: _Buffer) -> int:
     """Benchmark ceiling: the CRC-32C of every batch and nothing else (no parsing, no
     decompression); returns how many batches match their stored CRC."""

@@ -98,7 +98,7 @@ def scan(split: Split, mode: Mode = "PERMISSIVE", chunk_bytes: int = CHUNK_BYTES
                 yield from _decode_batches(view, starts, split, mode, chunk_bytes)
                 if stop >= split.end:
                     break
-                pos = _resync(buf, stop, split.end, legacy=legacy)
+                pos = codec.next_valid_batch(view[:split.end], stop, legacy=legacy)
                 yield from _bad(BadBatch(segment.path, segment.partition, stop, pos - stop,
                                          _header_problem(buf, stop, split.end), _base_offset(buf, stop)), mode)
         finally:
@@ -151,37 +151,6 @@ def _header_problem(buf: mmap.mmap, pos: int, end: int) -> str:
     if length < MIN_BATCH_LENGTH:
         return f"batch length {length} is below the minimum {MIN_BATCH_LENGTH}"
     return f"batch of {LOG_OVERHEAD + length} bytes runs past the end ({end - pos} bytes left)"
-
-
-def _resync(buf: mmap.mmap, pos: int, end: int, *, legacy: bool = False) -> int:
-    """The first position after ``pos`` where a whole, valid batch starts, or ``end``: of
-    magic 2, or with ``legacy`` (a log of legacy message sets) of magic 0, 1 or 2."""
-    if legacy:
-        return _resync_any_magic(buf, pos, end)
-    search = pos + 1 + 16
-    while True:
-        magic_at = buf.find(b"\x02", search, end)
-        if magic_at < 0:
-            return end
-        candidate = magic_at - 16
-        if _valid_at(buf, candidate, end):
-            return candidate
-        search = magic_at + 1
-
-
-def _resync_any_magic(buf: mmap.mmap, pos: int, end: int) -> int:
-    for candidate in range(pos + 1, end - LOG_OVERHEAD - 5):
-        length = int.from_bytes(buf[candidate + 8:candidate + 12], "big", signed=True)
-        if (buf[candidate + 16] <= 2 and MIN_BATCH_LENGTH <= length <= end - candidate - LOG_OVERHEAD
-                and _valid_at(buf, candidate, end)):
-            return candidate
-    return end
-
-
-def _valid_at(buf: mmap.mmap, candidate: int, end: int) -> bool:
-    """Whether a whole batch starts at ``candidate`` and passes its CRC."""
-    whole, stop = batch_boundaries(buf, candidate, end, until=candidate + 1)
-    return bool(whole) and codec.valid_prefix_length(buf[candidate:stop]) == stop - candidate
 
 
 def with_corrupt_column(batch: Any, schema: Any) -> Any:

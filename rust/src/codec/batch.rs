@@ -209,6 +209,22 @@ pub fn valid_prefix_length(data: &[u8]) -> usize {
         .valid_bytes
 }
 
+/// The first position after `from` where a whole, valid batch starts (its header sane, its
+/// CRC and its records checked), or `data.len()` if none does: where a reader that skips a
+/// damaged region takes up again. Only batches of magic 2 count, unless `legacy` (a log of
+/// message sets), when messages of magic 0 and 1 do too.
+pub fn next_valid_batch(data: &[u8], from: usize, legacy: bool) -> usize {
+    let magic_counts = |magic: &u8| *magic == 2 || (legacy && *magic < 2);
+    (from.saturating_add(1)..data.len())
+        .filter(|&at| data.get(at + MAGIC_OFFSET).is_some_and(magic_counts))
+        .find(|&at| {
+            frames(&data[at..])
+                .next()
+                .is_some_and(|batch| valid_prefix_length(batch) == batch.len())
+        })
+        .unwrap_or(data.len())
+}
+
 /// The batches of `data` as the length prefixes cut them, nothing checked; stops where a
 /// prefix is short or runs past the end.
 pub(crate) fn frames(data: &[u8]) -> impl Iterator<Item = &[u8]> {
@@ -1858,5 +1874,28 @@ mod tests {
         assert_eq!(parsed.batches.len(), 1);
         assert_eq!(parsed.valid_bytes, a.len());
         assert_eq!(parsed.error.and_then(|e| e.position()), Some(a.len()));
+    }
+
+    #[test]
+    fn next_valid_batch_skips_damage_and_counts_legacy_only_when_asked() {
+        let a = write_batch(&BatchHeader::plain(0, 1), &[(Some(b"a"), Some(b"1"))]).unwrap();
+        let b = write_batch(&BatchHeader::plain(1, 1), &[(Some(b"b"), Some(b"2"))]).unwrap();
+        let mut log = a.clone();
+        log.extend_from_slice(&[0x02; 40]);
+        let b_at = log.len();
+        log.extend_from_slice(&b);
+        // Damage the first batch's records: its CRC no longer matches.
+        log[a.len() - 1] ^= 0xff;
+        assert_eq!(next_valid_batch(&log, 0, false), b_at);
+        assert_eq!(next_valid_batch(&log, b_at, false), log.len());
+        assert_eq!(next_valid_batch(&log, usize::MAX, true), log.len());
+
+        // A magic-1 message (kafka-python's vector, offsets-log-format.md §9.2) after junk.
+        let legacy =
+            hex("000000000000000000000019478628c201000000015e1867abaeffffffff00000003313233");
+        let mut log = vec![0x01; 30];
+        log.extend_from_slice(&legacy);
+        assert_eq!(next_valid_batch(&log, 0, false), log.len());
+        assert_eq!(next_valid_batch(&log, 0, true), 30);
     }
 }

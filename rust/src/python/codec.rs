@@ -2474,6 +2474,20 @@ fn valid_prefix_length(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<usiz
     Ok(py.detach(|| batch::valid_prefix_length(slice)))
 }
 
+/// The first position after `start` where a whole, valid batch starts, or `len(data)`.
+#[pyfunction]
+#[pyo3(signature = (data, start, *, legacy = false))]
+fn next_valid_batch(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    start: usize,
+    legacy: bool,
+) -> PyResult<usize> {
+    let input = Input::from_py(data)?;
+    let slice = input.as_slice();
+    Ok(py.detach(|| batch::next_valid_batch(slice, start, legacy)))
+}
+
 /// A benchmark ceiling: CRC-32C of every batch, nothing else; how many match.
 #[pyfunction]
 fn checksum_batches(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<usize> {
@@ -2909,6 +2923,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_batches, m)?)?;
     m.add_function(wrap_pyfunction!(read_segment, m)?)?;
     m.add_function(wrap_pyfunction!(valid_prefix_length, m)?)?;
+    m.add_function(wrap_pyfunction!(next_valid_batch, m)?)?;
     m.add_function(wrap_pyfunction!(checksum_batches, m)?)?;
     m.add_function(wrap_pyfunction!(decompress_batches, m)?)?;
     m.add_function(wrap_pyfunction!(write_batch, m)?)?;
