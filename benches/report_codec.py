@@ -8,7 +8,8 @@ stored, compressed where compressed) and records/s of the Rust decode and of kaf
 pure-Python decoding, their ratio, and the issue's target for the row: rust/python at least
 100x into Arrow and 10x into objects (either way) uncompressed; compressed, the Rust decode's time at most
 1.5x the time of decompression alone. Ceilings table: CRC-32C alone and decompression alone
-over the same segments. Medians of the rounds.
+over the same segments. Medians of the rounds. Last, the tests during which other processes kept
+the machine busy.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 RATIO_TARGETS = {"arrow": 100.0, "objects": 10.0, "iterated": 10.0}
 LABELS = {"arrow": "arrow", "objects": "objects, one list", "iterated": "objects, iterated"}
 DECOMPRESSION_TARGET = 1.5
+BUSY_SHARE = 0.05
 
 
 def median(bench: dict[str, Any]) -> float:
@@ -89,6 +91,21 @@ def main(path: str) -> None:
         print(f"| {compression} | {crc} | {alone} | {decompressed} |")
     if peers:
         print(f"\nBaseline: {peers}.")
+    print(f"\n{machine_load(data['benchmarks'])}")
+
+
+def machine_load(benches: list[dict[str, Any]]) -> str:
+    """Which tests ran while other processes kept the machine's CPUs busy (``other_cpu``,
+    recorded by ``benches/conftest.py``)."""
+    shares = [(b["extra_info"]["other_cpu"], b["name"]) for b in benches if "other_cpu" in b["extra_info"]]
+    if not shares:
+        return "Other processes' load was not recorded in this run."
+    busy = sorted(((share, name) for share, name in shares if share >= BUSY_SHARE), reverse=True)
+    if not busy:
+        return (f"Other processes kept under {BUSY_SHARE:.0%} of the CPUs busy during every test "
+                f"(at most {max(shares)[0]:.1%}).")
+    named = ", ".join(f"{name} {share:.0%}" for share, name in busy)
+    return f"Other processes kept {BUSY_SHARE:.0%} or more of the CPUs busy during: {named}."
 
 
 if __name__ == "__main__":
