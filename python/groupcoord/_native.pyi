@@ -548,6 +548,14 @@ def iter_batches(
 def iter_segment_batches(path: str | PathLike[str], *, stop_at_corruption: bool = False) -> BatchIterator:
     """:func:`iter_batches` of a segment file (read whole when called)."""
 
+def java_string_hash(s: str) -> int:
+    """Java's ``String.hashCode`` of ``s``: ``31*h + unit`` over its UTF-16 code units (a
+    character beyond U+FFFF is two; a lone surrogate one), as a signed int32."""
+
+def partition_for(group_id: str, num_partitions: int) -> int:
+    """``Utils.abs(group_id.hashCode()) % num_partitions`` (``Utils.abs`` maps MIN_VALUE to
+    0); ValueError unless ``num_partitions`` is at least 1."""
+
 def valid_prefix_length(data: _Buffer) -> int:
     """Bytes at the start of ``data`` that are whole, valid batches (where recovery truncates).
 

@@ -4,6 +4,7 @@ use pyo3::prelude::*;
 
 mod codec;
 mod errors;
+mod partitioner;
 mod purgatory;
 
 /// The compiled module, imported as `groupcoord._native`.
@@ -13,5 +14,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     purgatory::register(m)?;
     codec::register(m)?;
+    partitioner::register(m)?;
     Ok(())
 }
