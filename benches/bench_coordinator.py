@@ -7,11 +7,13 @@ twin (``python``) injected into the same coordinator.
 * ``rebalance-M-in-G``: M members in G groups form their first generation, as real clients do:
   JoinGroup (MEMBER_ID_REQUIRED), JoinGroup again, the join completes, the leaders' SyncGroup
   writes the assignment, every follower's SyncGroup answers. One round is the whole rebalance.
+* ``load-G``: G groups with an offset each over the default 50 partitions, every partition
+  loaded by a fresh coordinator (as at startup) and unloaded.
 
 Appends go to the in-memory log and complete after each request (no disk); time is a mock
 clock moved by hand: the initial rebalance delay passes without waiting.
 Full scale is the issue's: 10,000 and 100,000 members heartbeating; rebalances of 10, 100 and
-1,000 members in one group and of 10,000 members in 100 groups.
+1,000 members in one group and of 10,000 members in 100 groups; 100,000 groups loaded.
 ``GROUP_COORDINATOR_BENCH_SCALE=smoke`` shrinks them. ``benchmark.extra_info`` holds ``ops``
 (heartbeats or members per round); ``benches/report_coordinator.py`` prints the table.
 """
@@ -26,7 +28,14 @@ from conftest import scaled
 
 from groupcoord import codec
 from groupcoord.config import Config
-from groupcoord.coordinator import GroupCoordinator, GroupState, JoinGroupResult, MockTime
+from groupcoord.coordinator import (
+    GroupCoordinator,
+    GroupState,
+    JoinGroupResult,
+    MockTime,
+    OffsetAndMetadata,
+    TopicPartition,
+)
 from groupcoord.errors import Errors
 from groupcoord.log.memory import InMemoryLog
 from groupcoord.purgatory import IMPLEMENTATIONS
@@ -140,3 +149,36 @@ def test_rebalance(benchmark: Any, impl: str, members: int, groups: int) -> None
     for bench in benches:
         assert {g.state for g in bench.coordinator.manager.current_groups()} == {GroupState.STABLE}
         assert sum(g.size for g in bench.coordinator.manager.current_groups()) == members
+
+
+@pytest.mark.parametrize("groups", [scaled(100_000, 500)])
+def test_load_and_unload(benchmark: Any, impl: str, groups: int) -> None:
+    """``load-G``: G groups with one committed offset each, spread over the default 50
+    partitions, loaded by a fresh coordinator as at startup, then unloaded. One round is every
+    partition loaded and unloaded."""
+    time, log, config = MockTime(), InMemoryLog(), Config()
+    partitions = range(config.offsets_topic_num_partitions)
+    writer = GroupCoordinator(config, log, time, purgatory=IMPLEMENTATIONS[impl])
+    writer.startup(enable_metadata_expiration=False)
+    for partition in partitions:
+        writer.load_partition(partition, log)
+    answers: list[Any] = []
+    for i in range(groups):
+        writer.handle_commit_offsets(f"consumer-group-{i:07d}", "", None, -1,
+                                     {TopicPartition("orders", 0): OffsetAndMetadata(i, "", 1)}, answers.append)
+    log.complete_pending()
+    assert [e for answer in answers for e in answer.values()] == [Errors.NONE] * groups
+
+    def load_and_unload() -> int:
+        coordinator = GroupCoordinator(config, log, time, purgatory=IMPLEMENTATIONS[impl])
+        coordinator.startup(enable_metadata_expiration=False)
+        for partition in partitions:
+            coordinator.load_partition(partition, log)
+        loaded = len(coordinator.manager.current_groups())
+        for partition in partitions:
+            coordinator.unload_partition(partition)
+        return loaded
+
+    benchmark.group = f"load-{groups}"
+    benchmark.extra_info.update(ops=groups)
+    assert benchmark.pedantic(load_and_unload, rounds=scaled(3, 1), iterations=1) == groups

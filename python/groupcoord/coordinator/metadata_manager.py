@@ -120,8 +120,10 @@ class GroupMetadataManager:
         self.offsets = OffsetStore()
         self.owned_partitions: set[int] = set()
         self.loading_partitions: set[int] = set()
-        self._loaded_group_values: dict[str, codec.GroupMetadataValue | None] = {}
-        self._made_by_commits_while_loading: dict[str, ClassicGroup] = {}
+        self._loaded_group_values: dict[int, dict[str, codec.GroupMetadataValue | None]] = {}
+        """Per loading partition: each group's last metadata record so far."""
+        self._made_by_commits_while_loading: dict[int, dict[str, ClassicGroup]] = {}
+        """Per loading partition: the groups its offset commits made (simple groups)."""
         self._skipped_while_loading: dict[int, Counter[int]] = {}
         """Per loading partition: records of types this coordinator does not serve, by type."""
         self._epochs: dict[int, int] = {}
@@ -204,8 +206,9 @@ class GroupMetadataManager:
                 # so-called simple group: Empty, no protocol type.
                 if key.group not in self.groups:
                     group = self.groups[key.group] = ClassicGroup(key.group, self.time)
-                    if self.partition_for(key.group) in self.loading_partitions:
-                        self._made_by_commits_while_loading[key.group] = group
+                    made = self._made_by_commits_while_loading.get(self.partition_for(key.group))
+                    if made is not None:
+                        made[key.group] = group
                 self.offsets.replay_offset_commit(
                     record_offset, transaction, key.group, tp, offset_from_value(value)
                 )
@@ -216,9 +219,9 @@ class GroupMetadataManager:
         elif isinstance(key, codec.GroupMetadataKey):
             if value is not None and type(value) is not codec.GroupMetadataValue:
                 log.warning("Skipping group record at %d with an undecodable value", record_offset)
-            elif self.partition_for(key.group) in self.loading_partitions:
+            elif (loading := self._loaded_group_values.get(self.partition_for(key.group))) is not None:
                 # Only a group's last record matters: build it once the load completes.
-                self._loaded_group_values[key.group] = value
+                loading[key.group] = value
             else:
                 self._apply_group_value(key.group, value)
         else:
@@ -266,6 +269,8 @@ class GroupMetadataManager:
         if partition in self.owned_partitions or partition in self.loading_partitions:
             return False
         self.loading_partitions.add(partition)
+        self._loaded_group_values[partition] = {}
+        self._made_by_commits_while_loading[partition] = {}
         self._skipped_while_loading[partition] = Counter()
         self._epochs[partition] = self._epochs.get(partition, 0) + 1
         return True
@@ -279,10 +284,9 @@ class GroupMetadataManager:
         deleted since, is not loaded (so neither is a new-protocol group whose own records are
         skipped here, once deleted).
         """
-        for group_id in [g for g in self._loaded_group_values if self.partition_for(g) == partition]:
-            self._apply_group_value(group_id, self._loaded_group_values.pop(group_id))
-        for group_id in [g for g in self._made_by_commits_while_loading if self.partition_for(g) == partition]:
-            made = self._made_by_commits_while_loading.pop(group_id)
+        for group_id, value in self._loaded_group_values.pop(partition, {}).items():
+            self._apply_group_value(group_id, value)
+        for group_id, made in self._made_by_commits_while_loading.pop(partition, {}).items():
             if self.groups.get(group_id) is made and not self.offsets.has_offsets(group_id):
                 del self.groups[group_id]
         skipped = self._skipped_while_loading.pop(partition, Counter())
@@ -305,10 +309,8 @@ class GroupMetadataManager:
         self.loading_partitions.discard(partition)
         self._skipped_while_loading.pop(partition, None)
         self._epochs[partition] = self._epochs.get(partition, 0) + 1
-        for group_id in [g for g in self._loaded_group_values if self.partition_for(g) == partition]:
-            del self._loaded_group_values[group_id]
-        for group_id in [g for g in self._made_by_commits_while_loading if self.partition_for(g) == partition]:
-            del self._made_by_commits_while_loading[group_id]
+        self._loaded_group_values.pop(partition, None)
+        self._made_by_commits_while_loading.pop(partition, None)
         groups = offsets = 0
         for group_id in [g for g in self.groups if self.partition_for(g) == partition]:
             group = self.groups.pop(group_id)
