@@ -342,3 +342,30 @@ def test_partition_directories_are_named_as_kafka_names_them(tmp_path: Path) -> 
     assert partition_directories(tmp_path) == {0: tmp_path / "__consumer_offsets-0", 31: tmp_path / "__consumer_offsets-31"}
     assert [partition_of_directory(tmp_path / partition_directory_name(p)) for p in (0, 49)] == [0, 49]
     assert partition_of_directory(tmp_path / "orders-2") == -1
+
+
+@pytest.mark.parametrize(("directory", "via", "partition"), [
+    ("__consumer_offsets-3", "", 3),
+    ("__consumer_offsets-3", "sub/../", 3),
+    ("__consumer_offsets-3", "relative", 3),
+    ("__consumer_offsets-\u0663", "", -1),
+    ("__consumer_offsets-2147483648", "", -1),
+    ("__consumer_offsets-", "", -1),
+    ("orders-3", "", -1),
+])
+def test_a_segments_partition_is_named_by_one_rule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, directory: str, via: str, partition: int
+) -> None:
+    """Storage, dump-log's hint and the Spark source (``partition_of_directory``) and the
+    codec's segment functions agree on which partition a segment's directory names."""
+    (tmp_path / directory / "sub").mkdir(parents=True)
+    name = "00000000000000000000.log"
+    (tmp_path / directory / name).write_bytes(
+        codec.write_batch([(codec.encode_key(codec.OffsetCommitKey("g", "t", 0)), None)], base_offset=0, timestamp=1))
+    if via == "relative":
+        monkeypatch.chdir(tmp_path / directory)
+        path = Path(name)
+    else:
+        path = tmp_path / directory / f"{via}{name}"
+    assert partition_of_directory(path.parent) == partition
+    assert codec.decode_segment(path)[0].partition == partition

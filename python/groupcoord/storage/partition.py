@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from groupcoord import codec
-from groupcoord.config import Config
+from groupcoord.config import INT32_MAX, Config
 from groupcoord.storage.segment import (
     CLEANED_SUFFIX,
     DELETED_SUFFIX,
@@ -74,9 +74,15 @@ def partition_directory_name(partition: int) -> str:
 
 
 def partition_of_directory(directory: Path) -> int:
-    """N of a ``__consumer_offsets-N`` directory (-1 for another name)."""
-    topic, dash, number = directory.name.rpartition("-")
-    return int(number) if topic == TOPIC and dash and number.isdigit() else -1
+    """N of a ``__consumer_offsets-N`` directory, -1 for another name. The rule the codec's
+    segment functions use for a segment's directory: a relative path is taken from the working
+    directory, ``..`` undoes the component before it (symbolic links are not followed), and N
+    is ASCII digits within an int32."""
+    topic, dash, number = Path(os.path.abspath(directory)).name.rpartition("-")
+    if topic != TOPIC or not dash or not (number.isascii() and number.isdigit()):
+        return -1
+    partition = int(number)
+    return partition if partition <= INT32_MAX else -1
 
 
 def partition_directories(data_dir: Path) -> dict[int, Path]:
