@@ -20,7 +20,7 @@ from groupcoord import codec
 from groupcoord.config import Config
 from groupcoord.coordinator.clock import Time
 from groupcoord.coordinator.group import ClassicGroup, ClassicGroupMember, GroupState
-from groupcoord.coordinator.offsets import OffsetStore, Transaction
+from groupcoord.coordinator.offsets import OffsetStore
 from groupcoord.coordinator.records import (
     CoordinatorRecord,
     group_metadata_record,
@@ -42,11 +42,9 @@ from groupcoord.errors import (
 )
 from groupcoord.log import Append, AppendError, PartitionWriter
 from groupcoord.partitioner import partition_for
-from groupcoord.replay_rules import is_pending
+from groupcoord.replay_rules import NO_PRODUCER_ID, Transaction, is_pending, transaction_of
 
 log = logging.getLogger(__name__)
-
-NO_PRODUCER_ID = -1
 
 
 @dataclass(frozen=True)
@@ -240,7 +238,7 @@ class GroupMetadataManager:
 
     def replay_end_transaction(self, partition: int, producer_id: int, commit: bool) -> None:
         """Apply a transaction marker written to ``__consumer_offsets-<partition>``."""
-        self.offsets.replay_end_transaction((producer_id, partition), commit)
+        self.offsets.replay_end_transaction(transaction_of(producer_id, partition), commit)
 
     def replay_log_record(self, record: codec.OffsetsRecord) -> None:
         """:meth:`replay` of a record read back from the log (loading). Records of types this
@@ -257,7 +255,7 @@ class GroupMetadataManager:
             return
         self.replay(
             record.offset,
-            (record.producer_id, record.partition) if is_pending(record.producer_id) else None,
+            transaction_of(record.producer_id, record.partition) if is_pending(record.producer_id) else None,
             record.key,
             record.value,
         )
@@ -330,7 +328,7 @@ class GroupMetadataManager:
         callback: Callable[[int | AppendError], None],
     ) -> None:
         partition = self.partition_for(group_id)
-        transactional = write.producer_id != NO_PRODUCER_ID
+        transactional = is_pending(write.producer_id)
         append = Append(
             records=[r.encode() for r in write.records],
             timestamp=self.time.milliseconds(),
@@ -341,7 +339,7 @@ class GroupMetadataManager:
 
         def replay(base_offset: int) -> None:
             if write.replay:
-                transaction = (write.producer_id, partition) if transactional else None
+                transaction = transaction_of(write.producer_id, partition) if transactional else None
                 for i, record in enumerate(write.records):
                     self.replay(base_offset + i, transaction, record.key, record.value)
 

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
 from groupcoord.coordinator.results import OffsetAndMetadata, TopicPartition
+from groupcoord.replay_rules import Transaction
 
 
 class CommittedOffset(NamedTuple):
@@ -33,11 +34,6 @@ class CommittedOffset(NamedTuple):
 
 
 GroupOffsets = dict[TopicPartition, CommittedOffset]
-
-Transaction = tuple[int, int]
-"""A producer's transaction as one partition of ``__consumer_offsets`` sees it: (producer id,
-partition). Each partition's marker ends only what was written to that partition."""
-
 
 class OffsetStore:
     def __init__(self) -> None:

@@ -17,6 +17,7 @@ from typing import Literal, Protocol
 from groupcoord import codec
 from groupcoord.codec import OffsetsRecord
 from groupcoord.errors import Errors
+from groupcoord.replay_rules import NO_PRODUCER_ID
 
 __all__ = [
     "Append",
@@ -54,7 +55,7 @@ class Append:
 
     records: Sequence[tuple[bytes, bytes | None]]
     timestamp: int
-    producer_id: int = -1
+    producer_id: int = NO_PRODUCER_ID
     producer_epoch: int = -1
     transactional: bool = False
     control: Literal["commit", "abort"] | None = None

@@ -37,6 +37,7 @@ from typing import Any
 
 from groupcoord import codec
 from groupcoord.config import Config
+from groupcoord.replay_rules import is_pending
 from groupcoord.errors import Errors
 from groupcoord.log import Append, AppendCallback, AppendError, encode_append, offsets_taken
 from groupcoord.storage.flush import FlushPolicy
@@ -108,7 +109,7 @@ def _estimated_size(append: Append) -> int:
 
 
 def _mergeable(append: Append) -> bool:
-    return append.control is None and not append.transactional and append.producer_id == -1
+    return append.control is None and not append.transactional and not is_pending(append.producer_id)
 
 
 class GroupCommitWriter:
