@@ -15,6 +15,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from groupcoord.coordinator import GroupState
+
 if TYPE_CHECKING:
     from groupcoord.server.broker import Broker
 
@@ -22,7 +24,7 @@ LATENCY_BUCKETS_S = (
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
     1.0, 2.5, 5.0, 10.0, 30.0,
 )
-GROUP_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead")
+GROUP_STATES = tuple(state.value for state in GroupState)
 
 
 class Histogram:

@@ -32,7 +32,7 @@ from groupcoord.server.registry import RequestContext, handler
 
 NO_TIMESTAMP = -1
 DEFAULT_RETENTION = -1
-LATEST_TIMESTAMP = 2**63 - 1
+MAX_TIMESTAMP_MS = 2**63 - 1
 
 
 @handler(OffsetCommitRequest, versions="0-9")
@@ -40,7 +40,7 @@ def offset_commit(broker: Broker, request: OffsetCommitRequest, ctx: RequestCont
     version = ctx.api_version
     now = broker.time.milliseconds()
     retention = request.retention_time_ms if 2 <= version <= 4 else DEFAULT_RETENTION
-    expire = min(now + retention, LATEST_TIMESTAMP) if retention != DEFAULT_RETENTION else None
+    expire = min(now + retention, MAX_TIMESTAMP_MS) if retention != DEFAULT_RETENTION else None
     requested = {
         TopicPartition(topic.name, p.partition_index): p
         for topic in request.topics for p in topic.partitions

@@ -15,6 +15,7 @@ Version notes:
 
 from __future__ import annotations
 
+from groupcoord.coordinator import GroupState
 from groupcoord.errors import Errors
 from groupcoord.protocol.primitives import MAX_STRING_LENGTH
 from groupcoord.protocol.messages.describe_groups import (
@@ -44,10 +45,10 @@ def describe_groups(broker: Broker, request: DescribeGroupsRequest, ctx: Request
         error, summary = broker.coordinator.handle_describe_group(group_id)
         if error:
             described.append(DescribedGroup(error_code=error, group_id=group_id))
-        elif summary.state == "Dead" and ctx.api_version >= 6:
+        elif summary.state == GroupState.DEAD.value and ctx.api_version >= 6:
             described.append(DescribedGroup(
                 error_code=Errors.GROUP_ID_NOT_FOUND, error_message=_not_found(group_id),
-                group_id=group_id, group_state="Dead",
+                group_id=group_id, group_state=GroupState.DEAD.value,
             ))
         else:
             described.append(DescribedGroup(
