@@ -44,6 +44,12 @@ IMPL_IDS = ["rust", "python"]
 GROUP_SIZE = 100
 SUBSCRIPTION = codec.encode_subscription(codec.ConsumerProtocolSubscription(["orders", "payments"]))
 PROTOCOLS = [("range", SUBSCRIPTION)]
+JOIN: dict[str, Any] = dict(
+    group_instance_id=None, require_known_member_id=True, support_skipping_assignment=True,
+    client_id="client", client_host="host", rebalance_timeout_ms=30_000, session_timeout_ms=30_000,
+    protocol_type="consumer", protocols=PROTOCOLS,
+)
+SYNC: dict[str, Any] = dict(protocol_type=None, protocol_name=None, group_instance_id=None)
 
 
 class Bench:
@@ -67,16 +73,14 @@ class Bench:
         for group_id in group_ids:
             ids: list[JoinGroupResult] = []
             for _ in range(members_per_group):
-                c.handle_join_group(group_id, "", None, True, True, "client", "host", 30_000, 30_000,
-                                    "consumer", PROTOCOLS, ids.append)
+                c.handle_join_group(group_id, "", **JOIN, callback=ids.append)
             pending.append((group_id, ids))
         answers: list[tuple[str, list[JoinGroupResult]]] = []
         for group_id, ids in pending:
             results: list[JoinGroupResult] = []
             for first in ids:
                 assert first.error == Errors.MEMBER_ID_REQUIRED
-                c.handle_join_group(group_id, first.member_id, None, True, True, "client", "host",
-                                    30_000, 30_000, "consumer", PROTOCOLS, results.append)
+                c.handle_join_group(group_id, first.member_id, **JOIN, callback=results.append)
             answers.append((group_id, results))
         # The initial rebalance delay passes (once more for the members that joined during it).
         for _ in range(10):
@@ -89,13 +93,13 @@ class Bench:
             leader = next(r for r in results if r.leader_id == r.member_id)
             synced: list[Any] = []
             assignment = {r.member_id: b"" for r in results}
-            c.handle_sync_group(group_id, leader.generation_id, leader.member_id, None, None, None,
-                                assignment, synced.append)
+            c.handle_sync_group(group_id, leader.generation_id, leader.member_id, **SYNC, assignment=assignment,
+                                callback=synced.append)
             self.log.complete_pending()
             for r in results:
                 if r is not leader:
-                    c.handle_sync_group(group_id, r.generation_id, r.member_id, None, None, None, {},
-                                        synced.append)
+                    c.handle_sync_group(group_id, r.generation_id, r.member_id, **SYNC, assignment={},
+                                        callback=synced.append)
             assert len(synced) == members_per_group
             joined.extend((group_id, r.member_id, r.generation_id) for r in results)
         return joined

@@ -160,7 +160,7 @@ def test_invalid_utf8_reads_as_replacement_characters_and_nulls_where_not_nullab
     # Kafka reads strings with Java's String constructor, which substitutes U+FFFD.
     heartbeat = HeartbeatRequest.decode(bytes.fromhex("0004 6361 e9ff 00000001 0002 6dc3"), 0)
     assert (heartbeat.group_id, heartbeat.member_id) == ("ca\ufffd\ufffd", "m\ufffd")
-    with pytest.raises(ProtocolError, match="null in a non-nullable string") as caught:
+    with pytest.raises(ProtocolError, match="null in a non-nullable string"):
         HeartbeatRequest.decode(bytes.fromhex("ffff 00000001 0001 6d"), 0)
     with pytest.raises(ProtocolError, match="null in a non-nullable array"):
         JoinGroupRequest.decode(bytes.fromhex("0001 67 00000001 0001 6d 0001 63 ffffffff"), 0)

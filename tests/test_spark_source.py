@@ -22,7 +22,7 @@ from groupcoord.config import Config
 from groupcoord.spark.scan import CORRUPT_RECORD_TYPE
 from groupcoord.storage import read_directory
 
-from offsets_logs import T0, LogBuilder, consumer_members, encoded, every_kind, write_log_dir
+from offsets_logs import LogBuilder, consumer_members, encoded, every_kind, write_log_dir
 from replayed_state import compacted_view, coordinator_view, latest_other_records, load
 from test_storage_cleaner import NOW, Crash, Fixture, commit, crash_at
 from test_storage_cleaner import config as cleaner_config

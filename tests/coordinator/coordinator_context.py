@@ -14,6 +14,7 @@ what it loads with the live state (:func:`durable_view`).
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -31,6 +32,7 @@ from groupcoord.coordinator import (
     TopicPartition,
 )
 from groupcoord.coordinator.group import ClassicGroup
+from groupcoord.coordinator.runtime import CoordinatorRuntime
 from groupcoord.errors import Errors
 from groupcoord.log.memory import InMemoryLog
 from groupcoord.purgatory import PurgatoryImplementation
@@ -178,9 +180,12 @@ class Context:
         if fail_append is not None:
             self.log.fail_next(fail_append)
         self.coordinator.handle_join_group(
-            group_id, member_id, group_instance_id, require_known_member_id,
-            support_skipping_assignment, "clientId", "clientHost", rebalance_timeout,
-            session_timeout, protocol_type, list(protocols), answer,
+            group_id, member_id, group_instance_id=group_instance_id,
+            require_known_member_id=require_known_member_id,
+            support_skipping_assignment=support_skipping_assignment, client_id="clientId",
+            client_host="clientHost", rebalance_timeout_ms=rebalance_timeout,
+            session_timeout_ms=session_timeout, protocol_type=protocol_type,
+            protocols=list(protocols), callback=answer,
         )
         self.settle()
         return answer
@@ -240,8 +245,9 @@ class Context:
         group_instance_id: str | None = None,
     ) -> Answer[SyncGroupResult]:
         answer: Answer[SyncGroupResult] = Answer()
-        self.coordinator.handle_sync_group(group_id, generation, leader_id, protocol_type,
-                                           protocol_name, group_instance_id, assignment, answer)
+        self.coordinator.handle_sync_group(group_id, generation, leader_id, protocol_type=protocol_type,
+                                           protocol_name=protocol_name, group_instance_id=group_instance_id,
+                                           assignment=assignment, callback=answer)
         self.settle()
         return answer
 
@@ -478,3 +484,12 @@ def check_join_group_result(
         assert result.leader_id == leader_id
     if member_id != UNKNOWN:
         assert result.member_id == member_id
+
+
+async def call_handler(runtime: CoordinatorRuntime, handler: Any, *args: Any, **kwargs: Any) -> Any:
+    """Call a coordinator handler as the server does (then re-arm the runtime's timer) and
+    await what its ``callback`` is given, for at most 10 s."""
+    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    handler(*args, callback=future.set_result, **kwargs)
+    runtime.after_request()
+    return await asyncio.wait_for(future, 10)

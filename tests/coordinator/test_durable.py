@@ -25,10 +25,9 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-from coordinator_context import durable_view
+from coordinator_context import call_handler, durable_view
 
 from groupcoord import codec, inspect
 from groupcoord.config import Config
@@ -56,13 +55,6 @@ CONFIG = Config.from_properties({
 })
 
 
-async def _call(runtime: CoordinatorRuntime, handler: Any, *args: Any) -> Any:
-    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-    handler(*args, future.set_result)
-    runtime.after_request()
-    return await asyncio.wait_for(future, 10)
-
-
 async def _open(data_dir: Path, config: Config = CONFIG) -> tuple[LogManager, CoordinatorRuntime]:
     log = LogManager(data_dir, config)
     await log.start()
@@ -81,28 +73,31 @@ async def _populate(runtime: CoordinatorRuntime) -> str:
     """A Stable consumer group with a static member and its assignment, committed offsets,
     a simple group, a committed and an open transaction, a deleted group."""
     c = runtime.coordinator
-    join: JoinGroupResult = await _call(runtime, c.handle_join_group, "orders-app", "", "host-1",
-                                        True, True, "client-1", "10.0.0.1", 30_000, 30_000,
-                                        "consumer", [("range", SUBSCRIPTION)])
+    join: JoinGroupResult = await call_handler(
+        runtime, c.handle_join_group, "orders-app", "", group_instance_id="host-1", require_known_member_id=True,
+        support_skipping_assignment=True, client_id="client-1", client_host="10.0.0.1",
+        rebalance_timeout_ms=30_000, session_timeout_ms=30_000, protocol_type="consumer",
+        protocols=[("range", SUBSCRIPTION)])
     assert join.error == Errors.NONE
-    sync = await _call(runtime, c.handle_sync_group, "orders-app", join.generation_id, join.member_id,
-                       "consumer", "range", "host-1", {join.member_id: ASSIGNMENT})
+    sync = await call_handler(runtime, c.handle_sync_group, "orders-app", join.generation_id, join.member_id,
+                              protocol_type="consumer", protocol_name="range", group_instance_id="host-1",
+                              assignment={join.member_id: ASSIGNMENT})
     assert sync.error == Errors.NONE
     tps = [TopicPartition("orders", p) for p in range(2)]
-    result = await _call(runtime, c.handle_commit_offsets, "orders-app", join.member_id, "host-1",
-                         join.generation_id, {tp: OffsetAndMetadata(100 + tp.partition, "m", 5) for tp in tps})
+    result = await call_handler(runtime, c.handle_commit_offsets, "orders-app", join.member_id, "host-1",
+                                join.generation_id, {tp: OffsetAndMetadata(100 + tp.partition, "m", 5) for tp in tps})
     assert set(result.values()) == {Errors.NONE}
     for i in range(3):
-        await _call(runtime, c.handle_commit_offsets, "simple", "", None, -1,
-                    {TopicPartition("audit", 0): OffsetAndMetadata(i, "", 5)})
+        await call_handler(runtime, c.handle_commit_offsets, "simple", "", None, -1,
+                           {TopicPartition("audit", 0): OffsetAndMetadata(i, "", 5)})
     for producer, commit in ((7, True), (8, None)):
-        await _call(runtime, c.handle_txn_commit_offsets, "txn-app", producer, 0, "", None, -1,
-                    {TopicPartition("payments", producer): OffsetAndMetadata(producer * 10, "", 5)})
+        await call_handler(runtime, c.handle_txn_commit_offsets, "txn-app", producer, 0, "", None, -1,
+                           {TopicPartition("payments", producer): OffsetAndMetadata(producer * 10, "", 5)})
         if commit is not None:
-            await _call(runtime, c.complete_transaction, producer, 0, [c.partition_for("txn-app")], commit)
-    await _call(runtime, c.handle_commit_offsets, "gone", "", None, -1,
-                {TopicPartition("x", 0): OffsetAndMetadata(1, "", 5)})
-    assert await _call(runtime, c.handle_delete_groups, ["gone"]) == {"gone": Errors.NONE}
+            await call_handler(runtime, c.complete_transaction, producer, 0, [c.partition_for("txn-app")], commit)
+    await call_handler(runtime, c.handle_commit_offsets, "gone", "", None, -1,
+                       {TopicPartition("x", 0): OffsetAndMetadata(1, "", 5)})
+    assert await call_handler(runtime, c.handle_delete_groups, ["gone"]) == {"gone": Errors.NONE}
     return join.member_id
 
 
@@ -128,7 +123,7 @@ def test_restart_keeps_groups_and_offsets(tmp_path: Path) -> None:
         assert c.handle_fetch_offsets("txn-app", True, [TopicPartition("payments", 8)])[1][
             TopicPartition("payments", 8)].error == Errors.UNSTABLE_OFFSET_COMMIT
         # The loaded member's session runs again: it can heartbeat, and without it, it expires.
-        assert await _call(runtime, c.handle_heartbeat, "orders-app", member_id, "host-1", 1) == Errors.NONE
+        assert await call_handler(runtime, c.handle_heartbeat, "orders-app", member_id, "host-1", 1) == Errors.NONE
         await _close(log, runtime)
 
     asyncio.run(main())
@@ -205,11 +200,11 @@ def test_a_compacted_log_loads_to_the_same_state(tmp_path: Path) -> None:
         rng = random.Random(5)
         for i in range(1500):
             group = f"app-{rng.randrange(6)}"
-            await _call(runtime, c.handle_commit_offsets, group, "", None, -1,
-                        {TopicPartition("t", rng.randrange(4)): OffsetAndMetadata(i, "", 5)})
+            await call_handler(runtime, c.handle_commit_offsets, group, "", None, -1,
+                               {TopicPartition("t", rng.randrange(4)): OffsetAndMetadata(i, "", 5)})
             if i % 400 == 399:
                 victim = f"app-{rng.randrange(6)}"
-                assert await _call(runtime, c.handle_delete_groups, [victim]) in (
+                assert await call_handler(runtime, c.handle_delete_groups, [victim]) in (
                     {victim: Errors.NONE}, {victim: Errors.GROUP_ID_NOT_FOUND})
         await _close(log, runtime)
 

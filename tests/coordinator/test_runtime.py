@@ -9,6 +9,8 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from coordinator_context import call_handler
+
 from groupcoord import codec
 from groupcoord.config import Config
 from groupcoord.coordinator import JoinGroupResult, OffsetAndMetadata, TopicPartition
@@ -47,12 +49,13 @@ class GatedLog(InMemoryLog):
             yield chunk
 
 
-async def _call(runtime: CoordinatorRuntime, handler: Any, *args: Any) -> Any:
-    """Call a handler as the server does (then re-arm the timer) and await its answer."""
-    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-    handler(*args, future.set_result)
-    runtime.after_request()
-    return await asyncio.wait_for(future, 5)
+def _join(group_instance_id: str | None, *, known: bool = True, rebalance_ms: int = 100,
+          session_ms: int = 100) -> dict[str, Any]:
+    """A JoinGroup's arguments besides the group, member id and callback."""
+    return dict(group_instance_id=group_instance_id, require_known_member_id=known,
+                support_skipping_assignment=True, client_id="c", client_host="h",
+                rebalance_timeout_ms=rebalance_ms, session_timeout_ms=session_ms,
+                protocol_type="consumer", protocols=[("range", SUBSCRIPTION)])
 
 
 def _seed(log: InMemoryLog, partition: int, offset: int) -> None:
@@ -77,10 +80,9 @@ def test_partitions_load_in_the_background() -> None:
             await asyncio.sleep(0.01)
         assert partition in runtime.loading_partitions()
         assert c.handle_fetch_offsets(GROUP, False, [TP])[0] == Errors.COORDINATOR_LOAD_IN_PROGRESS
-        result = await _call(runtime, c.handle_join_group, GROUP, "", None, True, True, "c", "h", 100, 100,
-                             "consumer", [("range", SUBSCRIPTION)])
+        result = await call_handler(runtime, c.handle_join_group, GROUP, "", **_join(None))
         assert result.error == Errors.COORDINATOR_LOAD_IN_PROGRESS
-        assert await _call(runtime, c.handle_heartbeat, GROUP, "m", None, 1) == Errors.NONE  # answered blindly
+        assert await call_handler(runtime, c.handle_heartbeat, GROUP, "m", None, 1) == Errors.NONE  # answered blindly
         # ListGroups says a load is under way and lists none of its groups yet, though the
         # first batch is replayed.
         assert c.manager.get_group(GROUP) is not None, "the first chunk was never replayed"
@@ -103,11 +105,10 @@ def test_the_timer_expires_sessions_without_requests() -> None:
         await runtime.start(range(4))
         await runtime.wait_loaded()
         c = runtime.coordinator
-        join: JoinGroupResult = await _call(runtime, c.handle_join_group, GROUP, "", "instance", True, True,
-                                            "c", "h", 100, 100, "consumer", [("range", SUBSCRIPTION)])
+        join: JoinGroupResult = await call_handler(runtime, c.handle_join_group, GROUP, "", **_join("instance"))
         assert join.error == Errors.NONE and join.generation_id == 1
-        sync = await _call(runtime, c.handle_sync_group, GROUP, 1, join.member_id, None, None, None,
-                           {join.member_id: b"a"})
+        sync = await call_handler(runtime, c.handle_sync_group, GROUP, 1, join.member_id, protocol_type=None,
+                           protocol_name=None, group_instance_id=None, assignment={join.member_id: b"a"})
         assert sync.error == Errors.NONE
         group = c.manager.get_group(GROUP)
         assert group is not None and group.size == 1
@@ -133,8 +134,8 @@ def test_ownership_changes_at_run_time() -> None:
         await runtime.wait_loaded()
         c = runtime.coordinator
         parked: asyncio.Future[JoinGroupResult] = asyncio.get_running_loop().create_future()
-        c.handle_join_group(GROUP, "", None, False, True, "c", "h", 60_000, 10_000, "consumer",
-                            [("range", SUBSCRIPTION)], parked.set_result)
+        c.handle_join_group(GROUP, "", **_join(None, known=False, rebalance_ms=60_000, session_ms=10_000),
+                            callback=parked.set_result)
         assert not parked.done()
         # Losing the partition answers the waiting member NOT_COORDINATOR.
         await runtime.set_owned_partitions([])

@@ -20,6 +20,8 @@ from typing import Any
 import pytest
 from log_faults import corrupt_first_segment, fail_disk, slow_close, write_commits
 
+from coordinator_context import call_handler
+
 from groupcoord import codec
 from groupcoord.config import Config
 from groupcoord.coordinator import JoinGroupResult, OffsetAndMetadata, TopicPartition
@@ -50,13 +52,6 @@ async def wait_until(condition: Callable[[], bool], what: str, seconds: float = 
 
 def run(main: Callable[[], Any]) -> None:
     asyncio.run(asyncio.wait_for(main(), 60))
-
-
-async def _call(runtime: CoordinatorRuntime, handler: Any, *args: Any) -> Any:
-    future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-    handler(*args, future.set_result)
-    runtime.after_request()
-    return await asyncio.wait_for(future, 5)
 
 
 @asynccontextmanager
@@ -113,14 +108,16 @@ def test_a_disk_failure_gives_the_partition_up_until_it_is_reloaded(tmp_path: Pa
         await runtime.wait_loaded()
 
         async def commit(offset: int) -> Errors:
-            results = await _call(runtime, c.handle_commit_offsets, GROUP, "", None, -1,
-                                  {TP: OffsetAndMetadata(offset, "", 1)})
+            results = await call_handler(runtime, c.handle_commit_offsets, GROUP, "", None, -1,
+                                         {TP: OffsetAndMetadata(offset, "", 1)})
             return Errors(results[TP])
 
         assert await commit(1) == Errors.NONE
         parked: asyncio.Future[JoinGroupResult] = asyncio.get_running_loop().create_future()
-        c.handle_join_group(waiting_group, "", None, False, True, "c", "h", 60_000, 10_000, "consumer",
-                            [("range", SUBSCRIPTION)], parked.set_result)
+        c.handle_join_group(waiting_group, "", group_instance_id=None, require_known_member_id=False,
+                            support_skipping_assignment=True, client_id="c", client_host="h",
+                            rebalance_timeout_ms=60_000, session_timeout_ms=10_000, protocol_type="consumer",
+                            protocols=[("range", SUBSCRIPTION)], callback=parked.set_result)
         fail_disk(manager, partition)
         assert await commit(2) == Errors.NOT_COORDINATOR, "KAFKA_STORAGE_ERROR, as the client sees it"
         # The partition is given up at once: waiting members are told, requests say NOT_COORDINATOR.

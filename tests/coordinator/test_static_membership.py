@@ -627,15 +627,22 @@ def test_sync_group_protocol_type_and_name(
     )
 
 
+def _static_join(group_instance_id: str | None, protocols: Any) -> dict[str, Any]:
+    """A JoinGroup v3's arguments (no KIP-394) besides the group, member id and callback."""
+    return dict(group_instance_id=group_instance_id, require_known_member_id=False,
+                support_skipping_assignment=True, client_id="c", client_host="h",
+                rebalance_timeout_ms=DEFAULT_REBALANCE_TIMEOUT, session_timeout_ms=DEFAULT_SESSION_TIMEOUT,
+                protocol_type=PROTOCOL_TYPE, protocols=list(protocols))
+
+
 def test_a_failed_replacement_write_after_a_rebalance_began_does_not_revert(ctx: Context) -> None:
     # Found in review: the write persisting a static member's new id fails after a rebalance
     # began; the revert must not run mid-rebalance (the rebalance answers the member).
     result = static_members_join_and_rebalance(ctx)
     ctx.log.fail_next(Errors.MESSAGE_TOO_LARGE)
     answers: list[Any] = []
-    ctx.coordinator.handle_join_group(GROUP_ID, UNKNOWN, FOLLOWER_INSTANCE_ID, False, True, "c", "h",
-                                      DEFAULT_REBALANCE_TIMEOUT, DEFAULT_SESSION_TIMEOUT, PROTOCOL_TYPE,
-                                      list(PROTOCOL_SUPERSET), answers.append)
+    ctx.coordinator.handle_join_group(GROUP_ID, UNKNOWN, **_static_join(FOLLOWER_INSTANCE_ID, PROTOCOL_SUPERSET),
+                                      callback=answers.append)
     new_id = ctx.group().current_static_member_id(FOLLOWER_INSTANCE_ID)
     assert new_id != result.follower_id
     ctx.send_join_group(GROUP_ID, UNKNOWN)  # a new member: the group rebalances; the write fails
@@ -651,9 +658,8 @@ def test_a_failed_replacement_write_after_a_rebalance_began_does_not_revert(ctx:
 def test_unloading_answers_a_static_replacement_being_written(ctx: Context) -> None:
     static_members_join_and_rebalance(ctx)
     answers: list[Any] = []
-    ctx.coordinator.handle_join_group(GROUP_ID, UNKNOWN, FOLLOWER_INSTANCE_ID, False, True, "c", "h",
-                                      DEFAULT_REBALANCE_TIMEOUT, DEFAULT_SESSION_TIMEOUT, PROTOCOL_TYPE,
-                                      list(PROTOCOL_SUPERSET), answers.append)
+    ctx.coordinator.handle_join_group(GROUP_ID, UNKNOWN, **_static_join(FOLLOWER_INSTANCE_ID, PROTOCOL_SUPERSET),
+                                      callback=answers.append)
     ctx.coordinator.unload_partition(ctx.group_partition)
     assert [a.error for a in answers] == [Errors.NOT_COORDINATOR]
     ctx.settle()  # the write completes afterwards: no second answer
@@ -670,9 +676,7 @@ def test_a_failing_answer_does_not_stop_the_others(ctx: Context, caplog: pytest.
         raise RuntimeError("the connection went away")
 
     for callback in (broken, answers.append):
-        ctx.coordinator.handle_join_group(GROUP_ID, UNKNOWN, None, False, True, "c", "h",
-                                          DEFAULT_REBALANCE_TIMEOUT, DEFAULT_SESSION_TIMEOUT,
-                                          PROTOCOL_TYPE, list(PROTOCOLS), callback)
+        ctx.coordinator.handle_join_group(GROUP_ID, UNKNOWN, **_static_join(None, PROTOCOLS), callback=callback)
     ctx.sleep(GROUP_INITIAL_REBALANCE_DELAY + 1)
     ctx.sleep(DEFAULT_REBALANCE_TIMEOUT + 1)
     assert [a.error for a in answers] == [Errors.NONE]
