@@ -252,3 +252,24 @@ def test_both_logs_write_identical_bytes(tmp_path: Path) -> None:
         assert memory == durable
 
     asyncio.run(main())
+
+
+def test_the_durable_log_merges_a_turns_appends_only_with_the_same_base_sequence(tmp_path: Path) -> None:
+    """Offset commits (base sequence 0) and group metadata or tombstones (none) never share a
+    batch: each batch keeps the header Kafka gives its kind of write."""
+    appends = [
+        Append([offset_record("g", 0, 1)], 10, base_sequence=0),
+        Append([offset_record("g", 1, 2)], 10, base_sequence=0),
+        Append([(offset_record("g", 2, 3)[0], None)], 10),
+        Append([offset_record("g", 3, 4)], 10, base_sequence=0),
+    ]
+
+    async def main() -> None:
+        async with durable_harness(tmp_path) as h:
+            for append in appends:
+                h.append(7, append)
+            await h.settle()
+            batches = codec.read_batches(bytes(h.log_bytes(7)))
+        assert [(len(b.records), b.base_sequence) for b in batches] == [(2, 0), (1, -1), (1, 0)]
+
+    asyncio.run(main())

@@ -494,3 +494,33 @@ def test_complete_heartbeat_with_member_already_removed(ctx: Context) -> None:
     ctx.assert_group_state(GroupState.STABLE)
     assert ctx.take_records() == []
     ctx.replay_check = False  # the member was removed by hand
+
+
+def test_batches_carry_kafka_39s_base_sequences(ctx: Context) -> None:
+    """Kafka 3.9 builds offset commit batches, transactional or not, with base sequence 0, and
+    writes group metadata, tombstones and markers with none (-1)."""
+    join = ctx.dynamic_join_group(GROUP_ID, UNKNOWN)
+    assert ctx.sync_group_leader(GROUP_ID, join.generation_id, join.member_id, {join.member_id: b""}).error \
+        == Errors.NONE
+    tp = TopicPartition("topic", 0)
+    assert ctx.commit_offsets(GROUP_ID, join.member_id, join.generation_id, {tp: ctx.offset_and_metadata(0)}) \
+        == {tp: Errors.NONE}
+    assert ctx.commit_transactional_offsets(GROUP_ID, 1000, 2, {tp: ctx.offset_and_metadata(1)}) == {tp: Errors.NONE}
+    assert ctx.complete_transaction(1000, [ctx.group_partition], commit=True) == Errors.NONE
+    _verify_leave(ctx.single_leave_group(GROUP_ID, join.member_id))
+    assert ctx.delete_groups([GROUP_ID]) == {GROUP_ID: Errors.NONE}
+    batches = codec.read_batches(ctx.log.segment_bytes(ctx.group_partition))
+    written = [
+        ("marker" if b.is_control else "offset" if isinstance(codec.decode_key(b.records[0].key), codec.OffsetCommitKey)
+         else "group",
+         b.records[0].value is None, b.base_sequence)
+        for b in batches
+    ]
+    assert written == [
+        ("group", False, -1),
+        ("offset", False, 0),
+        ("offset", False, 0),
+        ("marker", False, -1),
+        ("group", False, -1),
+        ("offset", True, -1),  # the group's tombstone after its offsets', in one batch
+    ]

@@ -40,7 +40,7 @@ from groupcoord.errors import (
     append_error_to_response_error,
     offset_commit_append_error_to_response_error,
 )
-from groupcoord.log import Append, AppendError, PartitionWriter
+from groupcoord.log import NO_SEQUENCE, Append, AppendError, PartitionWriter
 from groupcoord.partitioner import partition_for
 from groupcoord.replay_rules import NO_PRODUCER_ID, Transaction, is_pending, transaction_of
 
@@ -55,6 +55,9 @@ class _Write:
     replay: bool
     producer_id: int = NO_PRODUCER_ID
     producer_epoch: int = -1
+    base_sequence: int = NO_SEQUENCE
+    """0 for offset commits, as Kafka 3.9's ``storeOffsets`` builds their batch; none for
+    group metadata and tombstones, which it writes with ``MemoryRecords.withRecords``."""
 
 
 def java_length(text: str) -> int:
@@ -334,6 +337,7 @@ class GroupMetadataManager:
             timestamp=self.time.milliseconds(),
             producer_id=write.producer_id,
             producer_epoch=write.producer_epoch,
+            base_sequence=write.base_sequence,
             transactional=transactional,
         )
 
@@ -444,7 +448,7 @@ class GroupMetadataManager:
                 callback(statuses(Errors.NONE))
 
         self._append(group_id, _Write(records, replay=True, producer_id=producer_id,
-                                      producer_epoch=producer_epoch), completed)
+                                      producer_epoch=producer_epoch, base_sequence=0), completed)
 
     def write_tombstones(
         self,

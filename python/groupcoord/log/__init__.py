@@ -23,11 +23,17 @@ __all__ = [
     "Append",
     "AppendCallback",
     "AppendError",
+    "NO_SEQUENCE",
     "PartitionReader",
     "PartitionWriter",
     "encode_append",
     "offsets_taken",
 ]
+
+
+NO_SEQUENCE = -1
+"""A batch's base sequence when no producer sequence applies (Kafka's
+``RecordBatch.NO_SEQUENCE``)."""
 
 
 class AppendError(Exception):
@@ -51,12 +57,15 @@ class Append:
     ``records`` are encoded ``(key, value)`` pairs; a ``None`` value is a tombstone.
     ``control`` instead writes a transaction marker (``records`` empty) for
     ``producer_id``/``producer_epoch``. ``timestamp`` is the batch's CreateTime.
+    ``base_sequence`` is the batch header's: Kafka 3.9 writes offset commits with 0 and
+    everything else (group metadata, tombstones, markers) with none.
     """
 
     records: Sequence[tuple[bytes, bytes | None]]
     timestamp: int
     producer_id: int = NO_PRODUCER_ID
     producer_epoch: int = -1
+    base_sequence: int = NO_SEQUENCE
     transactional: bool = False
     control: Literal["commit", "abort"] | None = None
     coordinator_epoch: int = 0
@@ -77,7 +86,7 @@ def encode_append(base_offset: int, appends: Sequence[Append], compression: str 
     """The RecordBatch v2 a log writes for ``appends``, offsets from ``base_offset``.
 
     Several appends share one batch only if none is a marker and all have the same producer
-    fields (the caller merges consecutive plain appends); each record keeps its append's
+    fields and base sequence (the caller merges consecutive plain appends); each record keeps its append's
     timestamp. ``compression`` is one of :data:`groupcoord.codec.COMPRESSIONS`. Both logs
     write exactly these bytes.
     """
@@ -97,7 +106,7 @@ def encode_append(base_offset: int, appends: Sequence[Append], compression: str 
     return codec.write_records(
         records, base_offset=base_offset, compression=compression,
         producer_id=first.producer_id, producer_epoch=first.producer_epoch,
-        is_transactional=first.transactional,
+        base_sequence=first.base_sequence, is_transactional=first.transactional,
     )
 
 

@@ -108,8 +108,11 @@ def _estimated_size(append: Append) -> int:
     return sum(len(k) + len(v or b"") + _RECORD_OVERHEAD for k, v in append.records)
 
 
-def _mergeable(append: Append) -> bool:
-    return append.control is None and not append.transactional and not is_pending(append.producer_id)
+def _mergeable(append: Append, into: Append) -> bool:
+    """Whether ``append`` can join ``into``'s batch: both plain, with the same base sequence."""
+    return all(
+        a.control is None and not a.transactional and not is_pending(a.producer_id) for a in (append, into)
+    ) and append.base_sequence == into.base_sequence
 
 
 class GroupCommitWriter:
@@ -282,8 +285,7 @@ class GroupCommitWriter:
             estimate = _estimated_size(pending.append)
             if (
                 units
-                and _mergeable(pending.append)
-                and _mergeable(units[-1][-1].append)
+                and _mergeable(pending.append, units[-1][-1].append)
                 and size + estimate + _BATCH_OVERHEAD <= self._max_batch_bytes
             ):
                 units[-1].append(pending)
