@@ -524,3 +524,13 @@ def test_batches_carry_kafka_39s_base_sequences(ctx: Context) -> None:
         ("group", False, -1),
         ("offset", True, -1),  # the group's tombstone after its offsets', in one batch
     ]
+
+
+def test_deleting_a_group_that_only_stores_offsets_tombstones_its_offsets_alone(ctx: Context) -> None:
+    """Kafka 3.9's cleanupGroupMetadata tombstones a group's metadata only for a generation
+    above 0: a simple group (offsets committed with generation -1) never wrote any."""
+    tp = TopicPartition("topic", 0)
+    assert ctx.commit_offsets(GROUP_ID, "", -1, {tp: ctx.offset_and_metadata(0)}) == {tp: Errors.NONE}
+    assert ctx.delete_groups([GROUP_ID]) == {GROUP_ID: Errors.NONE}
+    assert ctx.take_records() == [("offset", GROUP_ID, "topic", 0, 0), ("offset", GROUP_ID, "topic", 0, None)]
+    assert ctx.coordinator.handle_describe_group(GROUP_ID)[1].state == "Dead"

@@ -1062,8 +1062,9 @@ class GroupCoordinator:
         for group in eligible:
             self.manager.remove_group(group)
             offsets = list(self.manager.offsets.offsets(group.group_id))
+            # As in _cleanup_group: a group only storing offsets never wrote metadata.
             self.manager.write_tombstones(
-                group.group_id, offsets, with_group=True,
+                group.group_id, offsets, with_group=group.generation_id > 0,
                 callback=partial(deleted, group.group_id),
             )
             log.info("Deleting group %s (%d offsets)", group.group_id, len(offsets))
