@@ -189,15 +189,17 @@ class GroupMetadataManager:
         transaction: Transaction | None,
         key: object,
         value: object,
+        loading_partition: int = -1,
     ) -> None:
         """Apply one record of ``__consumer_offsets`` to memory.
 
         ``transaction`` is (producer id, partition) for a record of a transactional batch,
-        None otherwise. Record types
+        None otherwise; ``loading_partition`` the partition whose log is being loaded, for a
+        record read back from it (-1 for a record just written). Record types
         this coordinator does not serve (the new coordinator's consumer, share and streams
         groups) are skipped, as Kafka's loader skips unknown types: with a warning here, counted
-        by :meth:`replay_log_record` while a partition loads. While the
-        group's partition loads, a group metadata record is kept and applied when the load
+        by :meth:`replay_log_record` while a partition loads. While a partition loads, a group
+        metadata record read from it is kept and applied when the load
         completes: only each group's last record matters, as in Kafka's loader.
         """
         if isinstance(key, codec.OffsetCommitKey):
@@ -207,7 +209,7 @@ class GroupMetadataManager:
                 # so-called simple group: Empty, no protocol type.
                 if key.group not in self.groups:
                     group = self.groups[key.group] = ClassicGroup(key.group, self.time)
-                    made = self._made_by_commits_while_loading.get(self.partition_for(key.group))
+                    made = self._made_by_commits_while_loading.get(loading_partition)
                     if made is not None:
                         made[key.group] = group
                 self.offsets.replay_offset_commit(
@@ -220,7 +222,7 @@ class GroupMetadataManager:
         elif isinstance(key, codec.GroupMetadataKey):
             if value is not None and type(value) is not codec.GroupMetadataValue:
                 log.warning("Skipping group record at %d with an undecodable value", record_offset)
-            elif (loading := self._loaded_group_values.get(self.partition_for(key.group))) is not None:
+            elif (loading := self._loaded_group_values.get(loading_partition)) is not None:
                 # Only a group's last record matters: build it once the load completes.
                 loading[key.group] = value
             else:
@@ -261,6 +263,7 @@ class GroupMetadataManager:
             transaction_of(record.producer_id, record.partition) if is_pending(record.producer_id) else None,
             record.key,
             record.value,
+            loading_partition=record.partition,
         )
 
     # --- load and unload --------------------------------------------------------------------
