@@ -430,3 +430,14 @@ def test_bounded_fuzz_then_a_real_client_still_forms_a_group(server):
         assert consumer.committed(TopicPartition(TOPIC, 0)) == 5
     finally:
         consumer.close(autocommit=False)
+
+
+def test_a_second_server_on_the_same_data_directory_refuses_to_start(server, tmp_path):
+    """Kafka's .lock: two writers of one directory would truncate each other's batches as torn
+    tails and lose acknowledged commits. The second one exits before touching a file."""
+    second = ServerProcess(server.data_dir, log_path=tmp_path / "second.log")
+    with pytest.raises(AssertionError, match="exited with 1") as caught:
+        second.start(timeout=30)
+    assert f"Cannot serve: [Errno 11] {server.data_dir} is in use: another process" in str(caught.value)
+    assert "__consumer_offsets" not in second.log(), "it opened partitions"
+    assert server.alive()

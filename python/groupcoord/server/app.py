@@ -29,6 +29,7 @@ from groupcoord.server.endpoint import HttpEndpoint
 from groupcoord.server.metrics import Metrics
 from groupcoord.server.topics import TopicRegistry
 from groupcoord.storage import LogManager
+from groupcoord.storage.lock import DataDirLock
 from groupcoord.storage.partition import partition_directories
 
 log = logging.getLogger(__name__)
@@ -55,6 +56,7 @@ class Server:
         self.port = options.port
         self.metrics_port: int | None = None
         self.broker: Broker | None = None
+        self._lock = DataDirLock(options.data_dir)
         self._log: LogManager | None = None
         self._listener: asyncio.Server | None = None
         self._endpoint: HttpEndpoint | None = None
@@ -65,6 +67,13 @@ class Server:
     async def start(self) -> None:
         options, config = self.options, self.config
         loop = asyncio.get_running_loop()
+        # Before anything in the data directory is read or written (recovery rewrites files),
+        # and before the port is bound: a second server on the same directory stops here.
+        self._lock.acquire()
+        # The advertised port may be the bound one, known only once bound: bind first (which
+        # also fails fast on a port in use, before any partition is opened).
+        sock = socket.create_server((options.host, options.port), reuse_port=False)
+        self.port = sock.getsockname()[1]
         self._topics = topics = TopicRegistry(options.data_dir)
         config = self.config = self._with_offsets_topic_partitions(topics)
         for name, partitions in options.topics:
@@ -76,9 +85,6 @@ class Server:
         self._fetches.start(loop)
         await self._runtime.start(config.owned_partitions())
 
-        # The advertised port may be the bound one, known only once bound: bind first.
-        sock = socket.create_server((options.host, options.port), reuse_port=False)
-        self.port = sock.getsockname()[1]
         host, port = config.advertised_address() or (_reachable(options.host), self.port)
         self.broker = broker = Broker(
             config, Node(config.node_id, host, port), topics, self._runtime, self._fetches,
@@ -132,6 +138,7 @@ class Server:
             await self._topics.close()
         if self._listener is not None:
             await self._listener.wait_closed()
+        self._lock.release()
         log.info("Stopped")
 
 
