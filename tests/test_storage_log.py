@@ -229,6 +229,32 @@ def test_segments_below_the_recovery_point_are_trusted(tmp_path: Path) -> None:
     log.close()
 
 
+def test_a_torn_tail_in_a_flushed_segment_drops_that_batch_alone(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A segment below the recovery point cut short since it was flushed: its torn batch goes
+    (as Kafka's reader stops at it), and the flushed segments after it stay. Reading the
+    directory without recovery (inspect) skips the same batch."""
+    directory = tmp_path / "__consumer_offsets-3"
+    cfg = config(**{"offsets.topic.segment.bytes": 600})
+    log = PartitionLog.open(directory, cfg)
+    fill(log, 20)
+    end = log.next_offset
+    log.close()
+    segments = sorted(directory.glob("*.log"))
+    assert len(segments) > 3
+    torn = segments[1].read_bytes()[:-5]
+    segments[1].write_bytes(torn)
+    lost = list(walk_batches(segments[1].read_bytes() + b"\0" * 5))[-1]
+    lost_offsets = set(range(lost.base_offset, lost.last_offset + 1))
+    expected = [o for o in range(end) if o not in lost_offsets]
+    assert [r.offset for chunk in read_directory(directory) for r in chunk] == expected
+    with caplog.at_level(logging.WARNING, logger="groupcoord.storage"):
+        log = PartitionLog.open(directory, cfg, recovery_point=end)
+    assert sorted(directory.glob("*.log")) == segments and log.next_offset == end
+    assert [r.offset for r in all_records(log)] == expected
+    assert "the segments after it were flushed too and are kept" in caplog.text
+    log.close()
+
+
 def legacy_message_set(magic: int, base: int, records: list[tuple[bytes, bytes]], compression: int = 0) -> bytes:
     """Legacy messages as a broker of that era stored them (kafka-python's builder, checked
     against the vectors of offsets-log-format.md §9.2 below)."""

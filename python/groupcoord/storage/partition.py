@@ -244,8 +244,10 @@ class PartitionLog:
 
         Segments that may hold unflushed data (those ending after ``recovery_point``; all of
         them without one) are checked batch by batch: a torn or corrupt tail is logged and
-        truncated at the last valid batch, and any later segment is dropped. Missing or
-        inconsistent indexes are rebuilt.
+        truncated at the last valid batch, and any later segment is dropped, as Kafka's
+        ``LogLoader`` drops the unflushed segments after one it truncated. A flushed segment
+        found not to end on a whole batch (damaged since) is recovered too, but the segments
+        after it were flushed and stay. Missing or inconsistent indexes are rebuilt.
         """
         directory.mkdir(parents=True, exist_ok=True)
         _complete_swaps(directory)
@@ -258,7 +260,12 @@ class PartitionLog:
                 recover = recovery_point is None or end is None or end > recovery_point
                 segment, truncated = LogSegment.load(directory, base, interval, recover=recover)
                 segments.append(segment)
-                if truncated and end is not None:
+                if truncated and end is not None and not recover:
+                    logger.warning(
+                        "%s lies below the recovery point and was damaged since it was flushed: "
+                        "the segments after it were flushed too and are kept", segment.path,
+                    )
+                elif truncated and end is not None:
                     for later in bases[i + 1 :]:
                         logger.warning(
                             "dropping segment %s after the corrupt segment %s",
@@ -416,7 +423,8 @@ def read_chunks(
     """Whole valid batches of a segment file, about ``buffer_size`` bytes at a time (more when
     one batch is larger). A batch that fails its CRC raises :class:`LogCorruptError`, except
     an incomplete or corrupt tail when ``tail_may_be_torn`` (reading a log that was never
-    recovered), which ends the read with a warning."""
+    recovered), which ends the read with a warning. A batch that runs past the end of the
+    file ends the read with a warning in any segment, as Kafka's reader stops at it."""
     position = start
     while position < length:
         data = os.pread(fd, min(buffer_size, length - position), position)
@@ -432,7 +440,7 @@ def read_chunks(
                 codec.read_batches(data)
             except codec.CorruptRecordError as e:
                 reason = e.reason
-            if tail_may_be_torn:
+            if tail_may_be_torn or announced is None or announced > length - position:
                 logger.warning(
                     "%s: %d bytes at position %d are not a valid batch (%s); reading stops there",
                     path, length - position, position, reason,
