@@ -327,3 +327,30 @@ def test_the_background_cleaner_compacts_while_appends_go_on(tmp_path: Path) -> 
         await manager.close()
 
     run(body)
+
+
+def test_a_partition_whose_close_fails_does_not_stop_the_others_closing(tmp_path: Path) -> None:
+    """Shutting down on a full disk, where the recovery-point checkpoint cannot be written:
+    each partition's close fails at its checkpoint, and every partition is still flushed and
+    closed (the first failure used to end the shutdown, leaving the others unflushed)."""
+    async def body() -> None:
+        manager = LogManager(tmp_path, config(**{"log.flush.interval.messages": "100000"}))
+        await manager.start()
+        for partition in range(3):
+            await manager.open_partition(partition)
+        done: list[Any] = []
+        for partition in range(3):
+            manager.append(partition, Append([commit("g", partition, 5)], 1), done.append)
+        await wait_for(lambda: len(done) == 3, "the appends")
+        logs = [manager.partition_log(p) for p in range(3)]
+        assert all(log.unflushed_messages == 1 for log in logs)
+
+        def disk_full(partition: int, offset: int) -> None:
+            raise OSError(28, "No space left on device")
+
+        manager.recovery_points.update = disk_full  # type: ignore[method-assign]
+        await manager.close()
+        assert all(log.closed and log.unflushed_messages == 0 for log in logs)
+        assert all(s.fd == -1 for log in logs for s in log.segments)
+
+    asyncio.run(body())

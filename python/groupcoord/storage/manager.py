@@ -196,13 +196,15 @@ class LogManager:
     async def close_partition(self, partition: int) -> None:
         """Stop appending to ``partition``: appends already made are written and flushed
         first (their callbacks complete), later ones fail with NOT_LEADER_OR_FOLLOWER; then
-        any cleaning of it is aborted and its files closed."""
+        any cleaning of it is aborted and its files closed. A close that fails (a full or
+        failed disk) is logged, not raised: the partition is closed all the same and recovered
+        at its next open, and shutting down goes on to the other partitions."""
         log = self._logs.pop(partition, None)
         if log is not None:
             self._track_close(partition, asyncio.ensure_future(self._close(log)))
         closing = self._closing.get(partition)
         if closing is not None:
-            await asyncio.shield(closing)
+            await asyncio.gather(asyncio.shield(closing), return_exceptions=True)
 
     def _track_close(self, partition: int, closing: asyncio.Task[None]) -> None:
         """Closes run to the end even if their caller is cancelled; opening the partition

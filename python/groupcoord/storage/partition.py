@@ -398,7 +398,8 @@ class PartitionLog:
             self.flush(self.last_flush_ms)
 
     def close(self) -> None:
-        """Flush (unless the log failed) and close every file."""
+        """Flush (unless the log failed) and close every file, even when one fails; the
+        first failure is raised."""
         with self.lock:
             if self.closed:
                 return
@@ -407,8 +408,14 @@ class PartitionLog:
                 if self.failed is None:
                     self.flush(self.last_flush_ms)
             finally:
+                failures = []
                 for segment in self.segments:
-                    segment.close()
+                    try:
+                        segment.close()
+                    except OSError as error:
+                        failures.append(error)
+                if failures:
+                    raise failures[0]
 
 
 @dataclass(frozen=True)
