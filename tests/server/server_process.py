@@ -110,11 +110,11 @@ class ServerProcess:
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None
 
-    def stop(self, timeout: float = 30.0) -> int:
-        """SIGTERM, as an operator stops it; returns the exit code."""
+    def stop(self, timeout: float = 30.0, signum: int = signal.SIGTERM) -> int:
+        """SIGTERM (or ``signum``), as an operator stops it; returns the exit code."""
         assert self.process is not None
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
+            self.process.send_signal(signum)
             try:
                 self.process.wait(timeout)
             except subprocess.TimeoutExpired:

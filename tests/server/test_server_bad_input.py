@@ -6,6 +6,7 @@ a group and commits."""
 from __future__ import annotations
 
 import random
+import signal
 import socket
 import struct
 import time
@@ -441,3 +442,14 @@ def test_a_second_server_on_the_same_data_directory_refuses_to_start(server, tmp
     assert f"Cannot serve: [Errno 11] {server.data_dir} is in use: another process" in str(caught.value)
     assert "__consumer_offsets" not in second.log(), "it opened partitions"
     assert server.alive()
+
+
+def test_sighup_shuts_down_in_order(tmp_path):
+    """A closed terminal's SIGHUP flushes and exits 0 like SIGTERM (its default would kill
+    the process without flushing the log)."""
+    process = ServerProcess(tmp_path / "data").start()
+    try:
+        assert process.stop(signum=signal.SIGHUP) == 0
+    finally:
+        process.kill()
+    assert "Shutting down" in process.log() and "Stopped" in process.log()

@@ -150,7 +150,7 @@ def _reachable(host: str) -> str:
 
 
 def run(options: ServerOptions) -> int:
-    """Serve until SIGTERM or SIGINT; uvloop when installed."""
+    """Serve until SIGTERM, SIGINT or SIGHUP; uvloop when installed."""
     try:
         import uvloop
     except ImportError:
@@ -163,7 +163,9 @@ def run(options: ServerOptions) -> int:
 async def _serve(options: ServerOptions) -> int:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
+    # SIGHUP too (a closed terminal, a session ending): its default ends the process at once,
+    # without flushing the log; the JVM runs Kafka's shutdown hooks on it.
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         loop.add_signal_handler(signum, stop.set)
     server = Server(options)
     try:
