@@ -158,6 +158,32 @@ def test_a_partition_that_keeps_failing_to_load_is_retried_with_a_growing_backof
     run(main)
 
 
+def test_a_partition_that_fails_again_soon_after_its_reload_backs_off_further(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A disk that loads but fails every write (a file size limit, a few bytes free): each
+    reload is given up at its first append, and the waits keep doubling instead of starting
+    over at the first, which had the partition flap every second."""
+    async def main() -> None:
+        async with on_durable_log(tmp_path, CONFIG, reload_backoff_s=(0.05, 5.0)) as (manager, runtime):
+            c = runtime.coordinator
+            partition = c.partition_for(GROUP)
+            await runtime.start([partition])
+            await runtime.wait_loaded()
+            with caplog.at_level(logging.WARNING, logger="groupcoord.coordinator.runtime"):
+                for failure in range(3):
+                    await wait_until(lambda: partition in runtime.owned_partitions(), "the partition to load")
+                    fail_disk(manager, partition)
+                    results = await call_handler(runtime, c.handle_commit_offsets, GROUP, "", None, -1,
+                                                 {TP: OffsetAndMetadata(failure, "", 1)})
+                    assert results[TP] == Errors.NOT_COORDINATOR
+                await wait_until(lambda: "attempt 3" in caplog.text, "the third reload to be scheduled")
+            delays = re.findall(r"loading it again in ([0-9.]+) s \(attempt (\d)\)", caplog.text)
+            assert delays == [("0.05", "1"), ("0.1", "2"), ("0.2", "3")]
+
+    run(main)
+
+
 UNFLUSHED = CONFIG.with_overrides({"log.flush.interval.messages": "1000"})
 
 

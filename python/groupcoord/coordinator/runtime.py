@@ -75,6 +75,9 @@ class CoordinatorRuntime:
             self.coordinator.next_expiration_ms, self.coordinator.poll, self.time.monotonic_ms
         )
         self._loads: dict[int, asyncio.Task[None]] = {}
+        self._loaded_after_failures: dict[int, tuple[float, int]] = {}
+        """Per partition reloaded after failing: when it loaded, and after how many failures in
+        a row; a failure soon after continues that count, so the backoff keeps growing."""
         self._reloads: dict[int, asyncio.Task[None]] = {}
         """Partitions given up after a failure, waiting to be loaded again."""
         self._wanted: set[int] = set()
@@ -171,6 +174,7 @@ class CoordinatorRuntime:
                              partition, records, now - started)
                     last_report = now
             coordinator.complete_loading(partition)
+            self._loaded_after_failures[partition] = (_time.monotonic(), attempt)
             self.loaded_records += records
             log.info("Loaded __consumer_offsets-%d: %d records in %.3f s",
                      partition, records, _time.monotonic() - started)
@@ -209,7 +213,11 @@ class CoordinatorRuntime:
             load.cancel()
         self.coordinator.unload_partition(partition)
         self.after_request()
-        self._reload_later(partition, 1)
+        # A disk that loads but fails every write (a file size limit, a few bytes free) would
+        # otherwise have the partition reloaded and given up again every second.
+        loaded_at, failures = self._loaded_after_failures.pop(partition, (0.0, 0))
+        recently = _time.monotonic() - loaded_at < self.reload_backoff_s[1]
+        self._reload_later(partition, failures + 1 if recently else 1)
 
     def _reload_later(self, partition: int, attempt: int) -> None:
         if self._stopping or partition not in self._wanted:
