@@ -6,6 +6,7 @@ a group and commits."""
 from __future__ import annotations
 
 import random
+import shutil
 import signal
 import socket
 import struct
@@ -453,3 +454,19 @@ def test_sighup_shuts_down_in_order(tmp_path):
     finally:
         process.kill()
     assert "Shutting down" in process.log() and "Stopped" in process.log()
+
+
+def test_a_deleted_data_directory_stops_the_server(tmp_path):
+    """As a Kafka broker halts when its only log directory fails: appends would otherwise be
+    acknowledged into unlinked files, lost at the next start, and a reloaded partition would
+    come back empty."""
+    process = ServerProcess(tmp_path / "data", topics=[f"{TOPIC}:1"]).start()
+    try:
+        shutil.rmtree(tmp_path / "data")
+        code = process.process.wait(30)
+    finally:
+        process.kill()
+    assert code == 1, process.log()
+    assert "was deleted or replaced while serving: stopping" in process.log()
+    assert "Traceback" not in process.log(), process.log()
+    assert not (tmp_path / "data").exists(), "nothing is created again"

@@ -34,6 +34,9 @@ from groupcoord.storage.partition import partition_directories
 
 log = logging.getLogger(__name__)
 
+DATA_DIR_CHECK_INTERVAL_S = 5.0
+"""How often a running server checks that its data directory is still the one it locked."""
+
 
 @dataclass(frozen=True)
 class ServerOptions:
@@ -56,7 +59,9 @@ class Server:
         self.port = options.port
         self.metrics_port: int | None = None
         self.broker: Broker | None = None
-        self._lock = DataDirLock(options.data_dir)
+        self.lock = DataDirLock(options.data_dir)
+        self._socket: socket.socket | None = None
+        self.data_dir_intact = True
         self._log: LogManager | None = None
         self._listener: asyncio.Server | None = None
         self._endpoint: HttpEndpoint | None = None
@@ -67,17 +72,21 @@ class Server:
     async def start(self) -> None:
         options, config = self.options, self.config
         loop = asyncio.get_running_loop()
-        # Before anything in the data directory is read or written (recovery rewrites files),
-        # and before the port is bound: a second server on the same directory stops here.
-        self._lock.acquire()
-        # The advertised port may be the bound one, known only once bound: bind first (which
-        # also fails fast on a port in use, before any partition is opened).
-        sock = socket.create_server((options.host, options.port), reuse_port=False)
+        # Before anything in the data directory is read or written (recovery rewrites files):
+        # a second server on the same directory stops here.
+        self.lock.acquire()
+        try:
+            self._topics = topics = TopicRegistry(options.data_dir)
+            config = self.config = self._with_offsets_topic_partitions(topics)
+            for name, partitions in options.topics:
+                topics.declare(name, partitions)
+        except BaseException:
+            self.lock.release()
+            raise
+        # The advertised port may be the bound one, known only once bound: bind before
+        # serving (and before opening any partition, so that a port in use fails fast).
+        self._socket = sock = socket.create_server((options.host, options.port), reuse_port=False)
         self.port = sock.getsockname()[1]
-        self._topics = topics = TopicRegistry(options.data_dir)
-        config = self.config = self._with_offsets_topic_partitions(topics)
-        for name, partitions in options.topics:
-            topics.declare(name, partitions)
         self._log = LogManager(options.data_dir, config)
         await self._log.start()
         self._runtime = CoordinatorRuntime(config, self._log, time=self.time)
@@ -124,6 +133,8 @@ class Server:
     async def stop(self) -> None:
         if self._listener is not None:
             self._listener.close()
+        elif self._socket is not None:  # start failed after binding
+            self._socket.close()
         for connection in list(self.connections):
             connection.close()
         if self._endpoint is not None:
@@ -138,7 +149,7 @@ class Server:
             await self._topics.close()
         if self._listener is not None:
             await self._listener.wait_closed()
-        self._lock.release()
+        self.lock.release()
         log.info("Stopped")
 
 
@@ -174,8 +185,21 @@ async def _serve(options: ServerOptions) -> int:
         except (OSError, ValueError) as error:
             log.error("Cannot serve: %s", error)
             return 1
+        watch = asyncio.create_task(_watch_data_dir(server, stop))
         await stop.wait()
+        watch.cancel()
         log.info("Shutting down")
     finally:
         await server.stop()
-    return 0
+    return 0 if server.data_dir_intact else 1
+
+
+async def _watch_data_dir(server: Server, stop: asyncio.Event) -> None:
+    """Stop serving once the data directory is deleted or replaced, as a Kafka broker halts
+    when its only log directory fails: the appends acknowledged since would be lost."""
+    while server.data_dir_intact:
+        await asyncio.sleep(DATA_DIR_CHECK_INTERVAL_S)
+        server.data_dir_intact = server.lock.is_intact()
+    log.error("The data directory %s was deleted or replaced while serving: stopping (commits "
+              "acknowledged since then are lost)", server.options.data_dir)
+    stop.set()

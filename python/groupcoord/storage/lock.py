@@ -43,6 +43,19 @@ class DataDirLock:
             ) from None
         self._fd = fd
 
+    def is_intact(self) -> bool:
+        """Whether the held lock file is still the one at its path: False once the data
+        directory was deleted or replaced under the process (its appends then go to unlinked
+        files, lost at the next start)."""
+        if self._fd is None:
+            return False
+        try:
+            named = os.stat(self.path)
+        except OSError:
+            return False
+        held = os.fstat(self._fd)
+        return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
+
     def release(self) -> None:
         if self._fd is not None:
             os.close(self._fd)

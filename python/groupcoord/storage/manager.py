@@ -184,6 +184,10 @@ class LogManager:
         await asyncio.to_thread(self._close_log, log)
 
     def _open_log(self, partition: int) -> PartitionLog:
+        if not self.data_dir.is_dir():
+            # Deleted under a running server: opening would make it again, and serve its
+            # partitions empty as if they held no commits.
+            raise FileNotFoundError(f"the data directory {self.data_dir} is gone")
         return PartitionLog.open(
             self.partition_dir(partition), self.config,
             recovery_point=self.recovery_points.get(partition),
