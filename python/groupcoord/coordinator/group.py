@@ -108,6 +108,14 @@ class IllegalGroupStateError(RuntimeError):
     """A transition the state table forbids, or an operation impossible in this state: a bug."""
 
 
+def subscribed_topics(subscription: bytes) -> list[str]:
+    """The topics of a consumer protocol subscription, read as its version 0 prefix whatever
+    version it declares, as Kafka reads them (``ClassicGroup.computeSubscribedTopics``): every
+    version starts with v0's fields, and a client that declares a version without sending its
+    later fields (kafka-go declares v1 and leaves out the owned partitions) still parses."""
+    return codec.decode_subscription(b"\x00\x00" + subscription[2:]).topics
+
+
 @dataclass(eq=False)
 class ClassicGroupMember:
     """One member: its protocols (in preference order) and timeouts, its assignment, and the
@@ -413,6 +421,8 @@ class ClassicGroup:
         return max(votes.items(), key=lambda item: item[1])[0]
 
     def compute_subscribed_topics(self) -> frozenset[str] | None:
+        """The topics the members subscribe to, for a ``consumer`` group; None when unknown
+        (another protocol type, or a subscription that does not parse)."""
         if self.protocol_type != CONSUMER_PROTOCOL_TYPE:
             return None
         if not self.members:
@@ -422,7 +432,7 @@ class ClassicGroup:
         topics: set[str] = set()
         try:
             for member in self.members.values():
-                topics.update(codec.decode_subscription(member.metadata(self.protocol_name)).topics)
+                topics.update(subscribed_topics(member.metadata(self.protocol_name)))
         except (codec.CorruptRecordError, ValueError) as e:
             log.warning("Group %s: cannot parse the consumer protocol subscriptions (%s); "
                         "treating the group as subscribed to every topic", self.group_id, e)
