@@ -241,7 +241,7 @@ class LogSegment:
             )
             if not recover and segment._load_trusted():
                 return segment, 0
-            return segment, segment._recover()
+            return segment, segment.recover()
         except BaseException:
             os.close(fd)
             raise
@@ -279,7 +279,9 @@ class LogSegment:
             previous = (offset, position)
         return True
 
-    def _recover(self) -> int:
+    def recover(self) -> int:
+        """Check every batch by its CRC, truncate a torn or corrupt tail at the last valid
+        batch and rebuild the index; returns how many bytes were truncated."""
         data = os.pread(self.fd, self.size, 0)
         valid = self._valid_prefix(data)
         truncated = self.size - valid
