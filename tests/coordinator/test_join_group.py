@@ -37,7 +37,7 @@ def test_request_handling_while_loading_in_progress(ctx: Context) -> None:
     other_partition = ctx.coordinator.partition_for(OTHER_GROUP_ID)
     assert other_partition != ctx.group_partition
     assert ctx.coordinator.begin_loading(other_partition)
-    assert ctx.coordinator.manager.is_group_loading(OTHER_GROUP_ID)
+    assert ctx.coordinator.manager.ownership_error(OTHER_GROUP_ID) == Errors.COORDINATOR_LOAD_IN_PROGRESS
 
     assert ctx.send_join_group(OTHER_GROUP_ID, MEMBER_ID, require_known_member_id=True).result().error \
         == Errors.COORDINATOR_LOAD_IN_PROGRESS

@@ -142,9 +142,6 @@ class GroupMetadataManager:
     def is_group_local(self, group_id: str) -> bool:
         return self.partition_for(group_id) in self.owned_partitions
 
-    def is_group_loading(self, group_id: str) -> bool:
-        return self.partition_for(group_id) in self.loading_partitions
-
     def ownership_error(self, group_id: str) -> Errors | None:
         """COORDINATOR_LOAD_IN_PROGRESS or NOT_COORDINATOR, or None if served here."""
         partition = self.partition_for(group_id)

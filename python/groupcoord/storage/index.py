@@ -91,6 +91,3 @@ class OffsetIndex:
         (0 when none): a reader looking for ``offset`` starts scanning there."""
         i = bisect.bisect_right(self.offsets, offset)
         return self.positions[i - 1] if i else 0
-
-    def last_entry(self) -> tuple[int, int] | None:
-        return (self.offsets[-1], self.positions[-1]) if self.offsets else None

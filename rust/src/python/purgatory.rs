@@ -39,9 +39,11 @@ impl PyKey {
 
 /// The purgatory core clones keys and operation handles only inside calls from Python, so
 /// the thread is always attached to the interpreter there.
+/// Never call the core from inside `py.detach`: its keys are Python objects.
 fn attached() -> Python<'static> {
     // SAFETY: see above; every `Purgatory`/`DelayedOperation` method runs attached, and the
-    // core is reached from nowhere else.
+    // core is reached from nowhere else. A debug build checks it.
+    debug_assert!(unsafe { pyo3::ffi::PyGILState_Check() } == 1);
     unsafe { Python::assume_attached() }
 }
 
