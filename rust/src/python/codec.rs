@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 
 use pyo3::buffer::PyBuffer;
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
 use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
@@ -29,6 +29,7 @@ use crate::codec::records::{
     MemberMetadata, OffsetCommitKey, OffsetCommitValue, OpaqueKey, OpaqueValue, Value, ValueRef,
 };
 use crate::error::Error;
+use crate::python::errors::{invalid_argument, wrong_type};
 
 /// Input bytes: borrowed from `bytes` and from a contiguous `memoryview` of `bytes` (both
 /// immutable), copied from any other buffer (bytearray, mmap, ...), whose contents another
@@ -106,13 +107,13 @@ fn not_a_byte_buffer(obj: &Bound<'_, PyAny>) -> PyErr {
                 .getattr("format")
                 .and_then(|f| f.extract::<String>())
                 .unwrap_or_default();
-            PyTypeError::new_err(format!(
+            wrong_type(format!(
                 "expected a buffer of bytes, not a buffer of format '{format}' \
                  (memoryview(data).cast('B') reads its bytes)"
             ))
         }
         Err(err) if !err.is_instance_of::<PyTypeError>(py) => err,
-        Err(_) => PyTypeError::new_err(format!(
+        Err(_) => wrong_type(format!(
             "expected bytes, bytearray or memoryview, not {}",
             obj.get_type()
                 .name()
@@ -138,7 +139,7 @@ fn check_i16_type(
     if allowed.contains(&record_type) {
         Ok(())
     } else {
-        Err(PyValueError::new_err(format!(
+        Err(invalid_argument(format!(
             "{what} record_type must be in {allowed:?}, not {record_type}"
         )))
     }
@@ -307,7 +308,7 @@ fn tagged_fields_arg(py: Python<'_>, arg: Option<&Bound<'_, PyAny>>) -> PyResult
         return Ok(PyTuple::empty(py).unbind());
     };
     let fields: UnknownTaggedFields = arg.extract().map_err(|e| {
-        PyTypeError::new_err(format!(
+        wrong_type(format!(
             "unknown_tagged_fields must be a sequence of (tag, bytes) pairs: {e}"
         ))
     })?;
@@ -613,7 +614,7 @@ impl PyOffsetCommitValue {
 /// The uuid of a `topic_id` argument: Kafka's form of one, as `Uuid.toString` writes it.
 fn topic_id_arg(text: &Bound<'_, PyString>) -> PyResult<[u8; 16]> {
     consumer_group::uuid_from_string(text.to_str()?).ok_or_else(|| {
-        PyValueError::new_err(format!(
+        invalid_argument(format!(
             "topic_id {} is not a topic id as Kafka writes one (22 characters of base64url)",
             text.repr().map(|r| r.to_string()).unwrap_or_default()
         ))
@@ -651,7 +652,7 @@ impl PyOffsetCommitValue {
             .iter()
             .any(|(tag, _)| *tag == 0)
         {
-            return Err(PyValueError::new_err(
+            return Err(invalid_argument(
                 "tagged field 0 is OffsetCommitValue's topic id: give it as topic_id",
             ));
         }
@@ -1178,7 +1179,7 @@ impl ConsumerGroupKey {
         regular_expression: Option<String>,
     ) -> PyResult<Self> {
         let second = consumer_group::key_second_field(record_type).ok_or_else(|| {
-            PyValueError::new_err(format!(
+            invalid_argument(format!(
                 "record_type {record_type} is not a consumer-group record (3 to 8, 16)"
             ))
         })?;
@@ -1187,13 +1188,13 @@ impl ConsumerGroupKey {
             (None, Some(_)) => Some("regular_expression"),
             (None, None) => None,
             (Some(_), Some(_)) => {
-                return Err(PyValueError::new_err(
+                return Err(invalid_argument(
                     "a key has a member_id or a regular_expression, not both",
                 ))
             }
         };
         if given != second {
-            return Err(PyValueError::new_err(format!(
+            return Err(invalid_argument(format!(
                 "record type {record_type} keys carry {}",
                 second.unwrap_or("only group_id")
             )));
@@ -1307,7 +1308,7 @@ impl ConsumerGroupValue {
             0,
         )? {
             Some(ValueRef::ConsumerGroup(v)) => Ok(v),
-            _ => Err(PyValueError::new_err(format!(
+            _ => Err(invalid_argument(format!(
                 "record type {record_type} is not a consumer-group record (3 to 8, 16)"
             ))),
         }
@@ -1694,13 +1695,12 @@ impl RecordBatch {
         ) = header;
         let (partition_leader_epoch, is_transactional, is_control, crc, delete_horizon_ms, records) =
             rest;
-        let compression = Compression::from_name(&compression)
-            .ok_or_else(|| PyValueError::new_err(format!("unknown compression {compression:?}")))?;
+        let compression = compression_named(&compression)?;
         let timestamp_type = match timestamp_type.as_str() {
             "create" => "create",
             "log_append" => "log_append",
             other => {
-                return Err(PyValueError::new_err(format!(
+                return Err(invalid_argument(format!(
                     "unknown timestamp type {other:?}"
                 )))
             }
@@ -1854,7 +1854,7 @@ impl OffsetsRecord {
                 Control::NAMES
                     .into_iter()
                     .find(|known| *known == name)
-                    .ok_or_else(|| PyValueError::new_err(format!("unknown control {name:?}")))
+                    .ok_or_else(|| invalid_argument(format!("unknown control {name:?}")))
             })
             .transpose()?;
         if let Some(key) = &key {
@@ -1906,7 +1906,7 @@ fn key_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Key> {
     if let Ok(k) = obj.cast::<OpaqueKey>() {
         return Ok(Key::Opaque(k.get().clone()));
     }
-    Err(PyTypeError::new_err(
+    Err(wrong_type(
         "expected OffsetCommitKey, GroupMetadataKey, ConsumerGroupKey or OpaqueKey",
     ))
 }
@@ -1925,7 +1925,7 @@ fn value_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     if let Ok(v) = obj.cast::<OpaqueValue>() {
         return Ok(Value::Opaque(v.get().clone()));
     }
-    Err(PyTypeError::new_err(
+    Err(wrong_type(
         "expected OffsetCommitValue, GroupMetadataValue, ConsumerGroupValue or OpaqueValue",
     ))
 }
@@ -2507,7 +2507,7 @@ fn decompress_batches(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<usize
 
 fn compression_named(name: &str) -> PyResult<Compression> {
     Compression::from_name(name).ok_or_else(|| {
-        PyValueError::new_err(format!(
+        invalid_argument(format!(
             "unknown compression {name:?} (none, gzip, snappy, lz4, zstd)"
         ))
     })
@@ -2562,7 +2562,7 @@ type RecordTuple = (
 
 fn record_tuple(item: &Bound<'_, PyAny>) -> PyResult<RecordTuple> {
     let tuple = item.cast::<PyTuple>().map_err(|_| {
-        PyTypeError::new_err("a record is a tuple (offset, timestamp, key, value[, headers])")
+        wrong_type("a record is a tuple (offset, timestamp, key, value[, headers])")
     })?;
     match tuple.len() {
         4 => {
@@ -2570,7 +2570,7 @@ fn record_tuple(item: &Bound<'_, PyAny>) -> PyResult<RecordTuple> {
             Ok((offset, timestamp, key, value, Vec::new()))
         }
         5 => tuple.extract(),
-        n => Err(PyValueError::new_err(format!(
+        n => Err(invalid_argument(format!(
             "a record is a tuple (offset, timestamp, key, value[, headers]), not {n} items"
         ))),
     }
@@ -2605,7 +2605,7 @@ fn write_records<'py>(
         .collect::<PyResult<Vec<RecordTuple>>>()?;
     let last_offset = last_offset
         .or(owned.iter().map(|r| r.0).max())
-        .ok_or_else(|| PyValueError::new_err("an empty batch needs last_offset"))?;
+        .ok_or_else(|| invalid_argument("an empty batch needs last_offset"))?;
     let header = BatchHeader {
         base_offset,
         timestamp,
@@ -2827,7 +2827,7 @@ fn iter_segment_batches(
 }
 
 fn arrow_error(e: ::arrow_schema::ArrowError) -> PyErr {
-    PyValueError::new_err(format!("building the Arrow batch: {e}"))
+    invalid_argument(format!("building the Arrow batch: {e}"))
 }
 
 /// Decodes a log into one Arrow record batch with the thread detached from the interpreter.
@@ -2845,7 +2845,7 @@ fn log_to_arrow<'py>(
         Some(n) => usize::try_from(n)
             .ok()
             .filter(|n| *n >= 1)
-            .ok_or_else(|| PyValueError::new_err(format!("threads must be at least 1, not {n}")))?,
+            .ok_or_else(|| invalid_argument(format!("threads must be at least 1, not {n}")))?,
     };
     let (batch, walk) =
         py.detach(|| crate::codec::arrow::decode_arrow(data, position, partition, threads));

@@ -105,6 +105,16 @@ impl From<Error> for PyErr {
     }
 }
 
+/// A `ValueError` for an argument the call does not accept, through the one conversion.
+pub(crate) fn invalid_argument(message: impl Into<String>) -> PyErr {
+    Error::InvalidArgument(message.into()).into()
+}
+
+/// A `TypeError` for an argument of the wrong kind, through the one conversion.
+pub(crate) fn wrong_type(message: impl Into<String>) -> PyErr {
+    Error::WrongType(message.into()).into()
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("GroupCoordError", py.get_type::<GroupCoordError>())?;
