@@ -209,9 +209,9 @@ def test_segments_after_a_corrupt_one_are_dropped(tmp_path: Path) -> None:
     log.close()
 
 
-def test_segments_below_the_recovery_point_are_trusted(tmp_path: Path) -> None:
-    """Kafka recovers only what may be unflushed: damage in a flushed segment is not
-    "recovered" away (it would drop every later segment); reading reports it instead."""
+def flushed_segments(tmp_path: Path) -> tuple[Path, Config, int, list[Path]]:
+    """A partition of several small segments, closed cleanly: its directory, configuration,
+    log end offset (the recovery point a clean close writes) and segment files."""
     directory = tmp_path / "__consumer_offsets-3"
     cfg = config(**{"offsets.topic.segment.bytes": 600})
     log = PartitionLog.open(directory, cfg)
@@ -219,6 +219,14 @@ def test_segments_below_the_recovery_point_are_trusted(tmp_path: Path) -> None:
     end = log.next_offset
     log.close()
     segments = sorted(directory.glob("*.log"))
+    assert len(segments) > 3
+    return directory, cfg, end, segments
+
+
+def test_segments_below_the_recovery_point_are_trusted(tmp_path: Path) -> None:
+    """Kafka recovers only what may be unflushed: damage in a flushed segment is not
+    "recovered" away (it would drop every later segment); reading reports it instead."""
+    directory, cfg, end, segments = flushed_segments(tmp_path)
     damaged = bytearray(segments[0].read_bytes())
     damaged[70] ^= 0xFF
     segments[0].write_bytes(bytes(damaged))
@@ -233,14 +241,7 @@ def test_a_torn_tail_in_a_flushed_segment_drops_that_batch_alone(tmp_path: Path,
     """A segment below the recovery point cut short since it was flushed: its torn batch goes
     (as Kafka's reader stops at it), and the flushed segments after it stay. Reading the
     directory without recovery (inspect) skips the same batch."""
-    directory = tmp_path / "__consumer_offsets-3"
-    cfg = config(**{"offsets.topic.segment.bytes": 600})
-    log = PartitionLog.open(directory, cfg)
-    fill(log, 20)
-    end = log.next_offset
-    log.close()
-    segments = sorted(directory.glob("*.log"))
-    assert len(segments) > 3
+    directory, cfg, end, segments = flushed_segments(tmp_path)
     torn = segments[1].read_bytes()[:-5]
     segments[1].write_bytes(torn)
     lost = list(walk_batches(segments[1].read_bytes() + b"\0" * 5))[-1]

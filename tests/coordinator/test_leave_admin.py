@@ -20,7 +20,15 @@ from coordinator_context import (
 )
 
 from groupcoord import codec
-from groupcoord.coordinator import ClassicGroup, GroupOverview, GroupState, LeaveGroupResult, MemberIdentity, TopicPartition
+from groupcoord.coordinator import (
+    ClassicGroup,
+    GroupOverview,
+    GroupState,
+    JoinGroupResult,
+    LeaveGroupResult,
+    MemberIdentity,
+    TopicPartition,
+)
 from groupcoord.coordinator.delayed import member_key
 from groupcoord.coordinator.results import DEAD_GROUP
 from groupcoord.errors import Errors
@@ -305,13 +313,19 @@ def test_delete_empty_group(ctx: Context) -> None:
     assert ctx.take_records() == [("group", GROUP_ID, 2, None, {}), ("group", GROUP_ID, None)]
 
 
-def test_delete_empty_group_with_stored_offsets(ctx: Context) -> None:
+def stable_group_with_a_commit(ctx: Context) -> tuple[JoinGroupResult, TopicPartition]:
+    """A one-member Stable group that committed offset 0 of topic-0."""
     join = ctx.dynamic_join_group(GROUP_ID, UNKNOWN)
     assert ctx.sync_group_leader(GROUP_ID, join.generation_id, join.member_id, {join.member_id: b""}).error \
         == Errors.NONE
     tp = TopicPartition("topic", 0)
     assert ctx.commit_offsets(GROUP_ID, join.member_id, join.generation_id, {tp: ctx.offset_and_metadata(0)}) \
         == {tp: Errors.NONE}
+    return join, tp
+
+
+def test_delete_empty_group_with_stored_offsets(ctx: Context) -> None:
+    join, tp = stable_group_with_a_commit(ctx)
     error, summary = ctx.coordinator.handle_describe_group(GROUP_ID)
     assert summary.state == "Stable" and summary.members[0].member_id == join.member_id
     _verify_leave(ctx.single_leave_group(GROUP_ID, join.member_id))
@@ -509,12 +523,7 @@ def test_complete_heartbeat_with_member_already_removed(ctx: Context) -> None:
 def test_batches_carry_kafka_39s_base_sequences(ctx: Context) -> None:
     """Kafka 3.9 builds offset commit batches, transactional or not, with base sequence 0, and
     writes group metadata, tombstones and markers with none (-1)."""
-    join = ctx.dynamic_join_group(GROUP_ID, UNKNOWN)
-    assert ctx.sync_group_leader(GROUP_ID, join.generation_id, join.member_id, {join.member_id: b""}).error \
-        == Errors.NONE
-    tp = TopicPartition("topic", 0)
-    assert ctx.commit_offsets(GROUP_ID, join.member_id, join.generation_id, {tp: ctx.offset_and_metadata(0)}) \
-        == {tp: Errors.NONE}
+    join, tp = stable_group_with_a_commit(ctx)
     assert ctx.commit_transactional_offsets(GROUP_ID, 1000, 2, {tp: ctx.offset_and_metadata(1)}) == {tp: Errors.NONE}
     assert ctx.complete_transaction(1000, [ctx.group_partition], commit=True) == Errors.NONE
     _verify_leave(ctx.single_leave_group(GROUP_ID, join.member_id))
