@@ -284,7 +284,7 @@ class GroupCoordinator:
         elif group.is_in(GroupState.COMPLETING_REBALANCE):
             if member.matches(join.protocols):
                 # The member lost its JoinGroup response: give the current generation again.
-                callback(self._current_generation_result(group, member_id, leader_gets_members=True))
+                callback(self._generation_result(group, member_id, leader_gets_members=True))
             else:
                 self._update_member_and_rebalance(
                     group, member, join, f"member {member_id} changed its metadata"
@@ -297,22 +297,33 @@ class GroupCoordinator:
                     group, member, join, f"member {member_id} rejoining a Stable group"
                 )
             else:
-                callback(self._current_generation_result(group, member_id, leader_gets_members=False))
+                callback(self._generation_result(group, member_id))
         else:
             log.warning("Member %s rejoins group %s in unexpected state %s",
                         member_id, group.group_id, group.state.value)
             callback(JoinGroupResult(member_id, Errors.UNKNOWN_MEMBER_ID))
 
-    def _current_generation_result(
-        self, group: ClassicGroup, member_id: str, *, leader_gets_members: bool
+    @staticmethod
+    def _generation_result(
+        group: ClassicGroup,
+        member_id: str,
+        *,
+        error: Errors = Errors.NONE,
+        leader_id: str | None = None,
+        leader_gets_members: bool = False,
+        skip_assignment: bool = False,
     ) -> JoinGroupResult:
+        """A JoinGroup answer in the group's current generation. ``leader_id`` is the leader it
+        names (the group's unless given); with ``leader_gets_members`` the leader's answer
+        carries every member's metadata."""
         return JoinGroupResult(
             member_id=member_id,
-            error=Errors.NONE,
+            error=error,
             generation_id=group.generation_id,
             protocol_type=group.protocol_type,
             protocol_name=group.protocol_name,
-            leader_id=group.leader_id or NO_LEADER,
+            leader_id=leader_id if leader_id is not None else group.leader_id or NO_LEADER,
+            skip_assignment=skip_assignment,
             members=(
                 group.current_member_metadata()
                 if leader_gets_members and group.is_leader(member_id)
@@ -383,11 +394,8 @@ class GroupCoordinator:
                     if error != Errors.NONE:
                         log.warning("Failed to persist group %s after replacing static member "
                                     "%s: %s; reverting", group.group_id, group_instance_id, error.name)
-                        group.maybe_invoke_join_callback(member, JoinGroupResult(
-                            member_id=UNKNOWN_MEMBER_ID, error=error,
-                            generation_id=group.generation_id, protocol_type=group.protocol_type,
-                            protocol_name=group.protocol_name,
-                            leader_id=current_leader or NO_LEADER,
+                        group.maybe_invoke_join_callback(member, self._generation_result(
+                            group, UNKNOWN_MEMBER_ID, error=error, leader_id=current_leader or NO_LEADER,
                         ))
                         group.update_member(member, old_protocols, old_rebalance_timeout_ms,
                                             old_session_timeout_ms, None)
@@ -396,23 +404,15 @@ class GroupCoordinator:
                     elif join.support_skipping_assignment:
                         # JoinGroup v9+: the static leader learns it leads but skips running
                         # the assignor, whose output a Stable group would ignore.
-                        is_leader = group.is_leader(new_member_id)
-                        group.maybe_invoke_join_callback(member, JoinGroupResult(
-                            member_id=new_member_id, error=Errors.NONE,
-                            generation_id=group.generation_id, protocol_type=group.protocol_type,
-                            protocol_name=group.protocol_name,
-                            leader_id=group.leader_id or NO_LEADER,
-                            skip_assignment=is_leader,
-                            members=group.current_member_metadata() if is_leader else [],
+                        group.maybe_invoke_join_callback(member, self._generation_result(
+                            group, new_member_id, leader_gets_members=True,
+                            skip_assignment=group.is_leader(new_member_id),
                         ))
                     else:
                         # Before v9: answer with the old leader id, so the rejoining static
                         # leader does not think it leads and run a useless assignment.
-                        group.maybe_invoke_join_callback(member, JoinGroupResult(
-                            member_id=new_member_id, error=Errors.NONE,
-                            generation_id=group.generation_id, protocol_type=group.protocol_type,
-                            protocol_name=group.protocol_name,
-                            leader_id=current_leader or NO_LEADER,
+                        group.maybe_invoke_join_callback(member, self._generation_result(
+                            group, new_member_id, leader_id=current_leader or NO_LEADER,
                         ))
 
                 self.manager.store_group(group, assignment, stored)
@@ -522,16 +522,9 @@ class GroupCoordinator:
         log.info("Stabilized group %s generation %d with %d members",
                  group.group_id, group.generation_id, group.size)
         for member in group.all_members():
-            result = JoinGroupResult(
-                member_id=member.member_id,
-                error=Errors.NONE,
-                generation_id=group.generation_id,
-                protocol_type=group.protocol_type,
-                protocol_name=group.protocol_name,
-                leader_id=group.leader_id or NO_LEADER,
-                members=group.current_member_metadata() if group.is_leader(member.member_id) else [],
+            group.maybe_invoke_join_callback(
+                member, self._generation_result(group, member.member_id, leader_gets_members=True)
             )
-            group.maybe_invoke_join_callback(member, result)
             self._schedule_session_deadline(group, member)
             member.is_new = False
             group.add_pending_sync_member(member.member_id)
