@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import dataclasses
+
 from pathlib import Path
 
 import pytest
@@ -60,3 +62,11 @@ def test_overrides_and_round_trip(tmp_path: Path) -> None:
     assert (c.group_initial_rebalance_delay_ms, c.offsets_topic_num_partitions, c.group_max_size) == (0, 3, 7)
     assert Config.from_properties(c.as_properties()) == c
     assert set(c.as_properties()) == {d.name for d in CONFIG_DEFS}
+
+
+def test_a_config_built_directly_is_checked_as_one_read_from_properties() -> None:
+    with pytest.raises(ValueError, match="group.max.size must be at least 1, not 0"):
+        Config(group_max_size=0)
+    with pytest.raises(ValueError, match="must not exceed"):
+        dataclasses.replace(Config(), group_min_session_timeout_ms=10, group_max_session_timeout_ms=5)
+    assert {d.name: d.default for d in CONFIG_DEFS}["group.initial.rebalance.delay.ms"] == 3000

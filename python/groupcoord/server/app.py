@@ -126,8 +126,7 @@ class Server:
         log.warning(
             "offsets.topic.num.partitions=%d is ignored: __consumer_offsets in %s has %d partitions, "
             "and as in Kafka the topic's own count holds once it exists", configured, data_dir, count)
-        config = replace(self.config, offsets_topic_num_partitions=count)
-        config.validate()
+        config = replace(self.config, offsets_topic_num_partitions=count)  # checked as it is made
         return config
 
     async def stop(self) -> None:
