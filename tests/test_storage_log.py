@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -277,6 +278,30 @@ def test_after_a_clean_shutdown_the_active_segment_is_not_recovered(tmp_path: Pa
     log = PartitionLog.open(directory, config(), recovery_point=end - 3)
     assert log.next_offset == end - 3, "the batch past the recovery point is checked and truncated"
     log.close()
+
+
+def test_a_huge_sparse_segment_or_index_is_read_a_chunk_at_a_time(tmp_path: Path) -> None:
+    """A segment or index grown by a gigabyte of holes (a preallocating tool, a bad copy):
+    recovery truncates the segment back, and the index is read no further than Kafka's
+    largest, each holding no more than a chunk in memory."""
+    directory = tmp_path / "__consumer_offsets-3"
+    log = PartitionLog.open(directory, config(**{"log.index.interval.bytes": 100}))
+    fill(log, 10)
+    end, size = log.next_offset, log.active.size
+    log.close()
+    segment = directory / "00000000000000000000.log"
+    index = directory / "00000000000000000000.index"
+    for grown, recovery_point in ((segment, None), (index, end)):
+        os.truncate(grown, grown.stat().st_size + (1 << 30))
+        tracemalloc.start()
+        try:
+            log = PartitionLog.open(directory, config(), recovery_point=recovery_point)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert (log.next_offset, segment.stat().st_size) == (end, size)
+        assert peak < 64 << 20, f"{grown.name}: {peak} bytes held at once"
+        log.close()
 
 
 def legacy_message_set(magic: int, base: int, records: list[tuple[bytes, bytes]], compression: int = 0) -> bytes:

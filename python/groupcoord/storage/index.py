@@ -24,6 +24,8 @@ __all__ = ["OffsetIndex"]
 
 _ENTRY = struct.Struct(">ii")
 ENTRY_SIZE = _ENTRY.size
+MAX_INDEX_BYTES = 10 << 20
+"""Kafka's ``segment.index.bytes`` default, the size it preallocates an index to."""
 
 
 class OffsetIndex:
@@ -67,10 +69,12 @@ class OffsetIndex:
 
     @classmethod
     def read(cls, path: Path, base_offset: int) -> OffsetIndex:
-        """The entries of an index file; a missing file gives an empty index."""
+        """The entries of an index file; a missing file gives an empty index. At most
+        :data:`MAX_INDEX_BYTES` are read: Kafka never makes an index larger."""
         index = cls(path, base_offset)
         try:
-            data = path.read_bytes()
+            with open(path, "rb") as file:
+                data = file.read(min(os.fstat(file.fileno()).st_size, MAX_INDEX_BYTES))
         except FileNotFoundError:
             return index
         usable = len(data) - len(data) % ENTRY_SIZE

@@ -47,6 +47,9 @@ MIN_BATCH_LENGTH = 14
 """Kafka refuses a batch whose length is below a magic-0 message's overhead."""
 _PREFIX = struct.Struct(">qiib")  # offset, length, partition leader epoch / CRC, magic
 _LENGTH = struct.Struct(">i")
+
+RECOVERY_READ_BYTES = 8 << 20
+"""How much of a segment recovery reads at a time."""
 _OFFSET = struct.Struct(">q")
 _V2_HEADER = struct.Struct(">qiibIhiqqqhii")  # DefaultRecordBatch's 61-byte header
 V2_HEADER_SIZE = _V2_HEADER.size
@@ -281,9 +284,22 @@ class LogSegment:
 
     def recover(self) -> int:
         """Check every batch by its CRC, truncate a torn or corrupt tail at the last valid
-        batch and rebuild the index; returns how many bytes were truncated."""
-        data = os.pread(self.fd, self.size, 0)
-        valid = self._valid_prefix(data)
+        batch and rebuild the index; returns how many bytes were truncated. The file is read
+        :data:`RECOVERY_READ_BYTES` at a time (more for one larger batch), so that a huge or
+        sparse tail costs no more memory than that."""
+        self.index.close()
+        self.index.clear()
+        self.next_offset = self.base_offset
+        since_entry = 0
+        valid = 0
+        for batch in self._valid_batches():
+            if since_entry > self.index_interval_bytes:
+                self.index.offsets.append(batch.last_offset)
+                self.index.positions.append(batch.position)
+                since_entry = 0
+            since_entry += batch.size
+            self.next_offset = batch.last_offset + 1
+            valid = batch.position + batch.size
         truncated = self.size - valid
         if truncated:
             logger.warning(
@@ -294,31 +310,31 @@ class LogSegment:
             os.ftruncate(self.fd, valid)
             os.fsync(self.fd)
             self.size = valid
-        self.index.close()
-        self.index.clear()
-        self.next_offset = self.base_offset
-        since_entry = 0
-        for batch in walk_batches(data[:valid] if truncated else data):
-            if since_entry > self.index_interval_bytes:
-                self.index.offsets.append(batch.last_offset)
-                self.index.positions.append(batch.position)
-                since_entry = 0
-            since_entry += batch.size
-            self.next_offset = batch.last_offset + 1
         self._bytes_since_index_entry = since_entry
         self.index.write()
         return truncated
 
-    def _valid_prefix(self, data: bytes) -> int:
-        """Bytes of whole batches that pass their CRC and whose offsets (not covered by the
-        CRC) increase from the segment's base offset within Kafka's 2^31 relative range."""
-        valid = codec.valid_prefix_length(data)
+    def _valid_batches(self) -> Iterator[BatchInfo]:
+        """The segment's batches from its start while they pass their CRC and their offsets
+        (not covered by the CRC) increase from the base offset within Kafka's 2^31 relative
+        range."""
         previous_last = self.base_offset - 1
-        for batch in walk_batches(data[:valid] if valid < len(data) else data):
-            if not previous_last < batch.base_offset <= batch.last_offset <= self.base_offset + 2**31 - 1:
-                return batch.position
-            previous_last = batch.last_offset
-        return valid
+        position = 0
+        while position < self.size:
+            data = os.pread(self.fd, min(RECOVERY_READ_BYTES, self.size - position), position)
+            valid = codec.valid_prefix_length(data)
+            announced = batch_size_at(data, 0)
+            if valid == 0 and announced is not None and len(data) < announced <= self.size - position:
+                data = os.pread(self.fd, announced, position)
+                valid = codec.valid_prefix_length(data)
+            if valid == 0:
+                return
+            for batch in walk_batches(data, end=valid, base_position=position):
+                if not previous_last < batch.base_offset <= batch.last_offset <= self.base_offset + 2**31 - 1:
+                    return
+                previous_last = batch.last_offset
+                yield batch
+            position += valid
 
     # --- appending ---------------------------------------------------------------------------
 
