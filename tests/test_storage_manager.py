@@ -164,6 +164,39 @@ def test_a_failing_disk_takes_the_partition_offline_with_kafka_storage_error(tmp
     run(body)
 
 
+def test_a_partition_whose_fsync_failed_stays_offline_until_a_restart(tmp_path: Path) -> None:
+    """After a failed fsync the kernel may drop written pages while still showing them:
+    reopening would acknowledge new commits on top of a log the disk may not hold. Kafka halts;
+    the partition stays offline until the process restarts, and a write that failed (ENOSPC)
+    does not count."""
+    async def body() -> None:
+        manager = LogManager(tmp_path, config())
+        await manager.start()
+        await manager.open_partition(0)
+        failed: list[int] = []
+        manager.add_failure_listener(failed.append)
+        done: list[Any] = []
+        log = manager.partition_log(0)
+
+        def eio(now_ms: float = 0.0) -> None:
+            raise OSError(5, "Input/output error")
+
+        log.flush = eio  # type: ignore[method-assign]
+        manager.append(0, Append([commit("g", 0, 1)], 1), done.append)
+        await wait_for(lambda: done and failed, "the append to fail")
+        assert isinstance(done[0], AppendError) and done[0].error == Errors.KAFKA_STORAGE_ERROR
+        await manager.close_partition(0)
+        with pytest.raises(OSError, match="stays offline until a restart: an fsync of it failed"):
+            await manager.open_partition(0)
+        await manager.close()
+        restarted = LogManager(tmp_path, config())
+        await restarted.start()
+        await restarted.open_partition(0)
+        await restarted.close()
+
+    run(body)
+
+
 @pytest.mark.parametrize("broken", ["append", "flush"])
 def test_an_unexpected_error_in_the_writer_fails_the_appends_and_the_writer_goes_on(
     tmp_path: Path, broken: str

@@ -66,6 +66,7 @@ class LogManager:
         self._closing: dict[int, asyncio.Task[None]] = {}
         self._writer: GroupCommitWriter | None = None
         self._failure_listeners: list[Callable[[int], object]] = []
+        self._fsync_failed: set[int] = set()
         self.cleaner: LogCleaner | None = None
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.recovery_points = OffsetCheckpoint(self.data_dir / RECOVERY_POINT_FILE)
@@ -124,6 +125,12 @@ class LogManager:
     def _partition_failed(self, log: PartitionLog) -> None:
         if self._logs.get(log.partition) is not log:
             return
+        if log.fsync_failed:
+            logger.critical(
+                "an fsync of %s failed: after a failed fsync the kernel may drop written pages "
+                "while still showing them, so the partition stays offline until the server is "
+                "restarted (Kafka halts the broker)", log.directory.name)
+            self._fsync_failed.add(log.partition)
         for listener in list(self._failure_listeners):
             try:
                 listener(log.partition)
@@ -141,6 +148,9 @@ class LogManager:
         (a log the worker thread opens meanwhile is closed again)."""
         if partition in self._logs:
             return
+        if partition in self._fsync_failed:
+            raise OSError(f"{partition_directory_name(partition)} stays offline until a restart: "
+                          "an fsync of it failed")
         pending = self._opening.get(partition)
         if pending is not None:
             return await asyncio.shield(pending)

@@ -215,6 +215,8 @@ class PartitionLog:
         self.clean_lock = threading.Lock()
         self.abort_cleaning = threading.Event()
         self.failed: BaseException | None = None
+        self.fsync_failed = False
+        """An fsync of it failed: the kernel may have dropped written pages it still shows."""
         """The I/O error that took the log offline; no append is attempted after one."""
         self.writable = True
         """False once the partition is being closed: appends fail NOT_LEADER_OR_FOLLOWER."""

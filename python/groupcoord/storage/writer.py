@@ -366,6 +366,7 @@ class GroupCommitWriter:
                     continue
                 log.flush(now)
             except Exception as e:  # OSError: the disk; anything else: a bug
+                log.fsync_failed = True
                 self._take_offline(log, f"fsync of {log.directory} failed", e, results, waiting)
             else:
                 waiting.pop(log, None)
