@@ -215,9 +215,9 @@ class PartitionLog:
         self.clean_lock = threading.Lock()
         self.abort_cleaning = threading.Event()
         self.failed: BaseException | None = None
+        """The I/O error that took the log offline; no append is attempted after one."""
         self.fsync_failed = False
         """An fsync of it failed: the kernel may have dropped written pages it still shows."""
-        """The I/O error that took the log offline; no append is attempted after one."""
         self.writable = True
         """False once the partition is being closed: appends fail NOT_LEADER_OR_FOLLOWER."""
         self.closed = False
@@ -263,8 +263,12 @@ class PartitionLog:
                     # The active segment: trusted up to the recovery point, as Kafka recovers
                     # only from there (nothing after a clean shutdown, whose checkpoint is the
                     # log end), and recovered whole if it holds appends past it.
-                    trusted_up_to = recovery_point if recovery_point is not None and recovery_point >= base else None
-                    segment, truncated = LogSegment.load(directory, base, interval, recover=trusted_up_to is None)
+                    trusted_up_to = (
+                        recovery_point if recovery_point is not None and recovery_point >= base else None
+                    )
+                    segment, truncated = LogSegment.load(
+                        directory, base, interval, recover=trusted_up_to is None
+                    )
                     if trusted_up_to is not None and segment.next_offset > trusted_up_to:
                         truncated = segment.recover()
                 else:
