@@ -259,21 +259,8 @@ class PartitionLog:
         try:
             for i, base in enumerate(bases):
                 end = bases[i + 1] if i + 1 < len(bases) else None
-                if end is None:
-                    # The active segment: trusted up to the recovery point, as Kafka recovers
-                    # only from there (nothing after a clean shutdown, whose checkpoint is the
-                    # log end), and recovered whole if it holds appends past it.
-                    trusted_up_to = (
-                        recovery_point if recovery_point is not None and recovery_point >= base else None
-                    )
-                    segment, truncated = LogSegment.load(
-                        directory, base, interval, recover=trusted_up_to is None
-                    )
-                    if trusted_up_to is not None and segment.next_offset > trusted_up_to:
-                        truncated = segment.recover()
-                else:
-                    recover = recovery_point is None or end > recovery_point
-                    segment, truncated = LogSegment.load(directory, base, interval, recover=recover)
+                recover = recovery_point is None or end is None or end > recovery_point
+                segment, truncated = LogSegment.load(directory, base, interval, recover=recover)
                 segments.append(segment)
                 if truncated and end is not None and not recover:
                     logger.warning(

@@ -311,7 +311,13 @@ class LogSegment:
             os.fsync(self.fd)
             self.size = valid
         self._bytes_since_index_entry = since_entry
-        self.index.write()
+        on_disk = OffsetIndex.read(self.index_path, self.base_offset)
+        if not self.index_path.exists() or (on_disk.offsets, on_disk.positions) != (
+            self.index.offsets, self.index.positions
+        ):
+            # Rewritten only when it changed: an intact segment opens without a write, which
+            # a full disk would refuse.
+            self.index.write()
         return truncated
 
     def _valid_batches(self) -> Iterator[BatchInfo]:
