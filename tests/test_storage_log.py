@@ -265,20 +265,24 @@ def test_opening_an_intact_partition_writes_nothing_and_a_corrupt_active_tail_is
     from opening; a batch that fails its CRC is still truncated (trusting the segment after a
     clean shutdown left such a partition offline for good)."""
     directory = tmp_path / "__consumer_offsets-3"
-    log = PartitionLog.open(directory, config(**{"log.index.interval.bytes": 100}))
+    cfg = config(**{"log.index.interval.bytes": 100})
+    log = PartitionLog.open(directory, cfg)
     fill(log, 10)
     end = log.next_offset
     log.close()
-    files = {p.name: p.stat().st_mtime_ns for p in directory.iterdir()}
-    log = PartitionLog.open(directory, config(), recovery_point=end)
+    def files() -> dict[str, tuple[int, int, int]]:
+        return {p.name: (p.stat().st_ino, p.stat().st_size, p.stat().st_mtime_ns) for p in directory.iterdir()}
+
+    before = files()
+    log = PartitionLog.open(directory, cfg, recovery_point=end)
     assert log.next_offset == end
     log.close()
-    assert {p.name: p.stat().st_mtime_ns for p in directory.iterdir()} == files
+    assert files() == before
     segment = directory / "00000000000000000000.log"
     damaged = bytearray(segment.read_bytes())
     damaged[-3] ^= 0xFF  # the last batch fails its CRC; its header still frames it
     segment.write_bytes(bytes(damaged))
-    log = PartitionLog.open(directory, config(), recovery_point=end)
+    log = PartitionLog.open(directory, cfg, recovery_point=end)
     assert log.next_offset == end - 3
     log.close()
 
