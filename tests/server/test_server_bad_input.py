@@ -10,6 +10,7 @@ import shutil
 import signal
 import socket
 import struct
+import subprocess
 import time
 import uuid
 from typing import TypeVar
@@ -456,6 +457,22 @@ def test_sighup_shuts_down_in_order(tmp_path):
     assert "Shutting down" in process.log() and "Stopped" in process.log()
 
 
+def test_a_server_started_with_sighup_ignored_keeps_serving_on_sighup(tmp_path):
+    """As under nohup: an ignored SIGHUP stays ignored (a Kafka broker keeps running too)."""
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)  # inherited through exec
+    try:
+        process = ServerProcess(tmp_path / "data").start()
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    try:
+        process.process.send_signal(signal.SIGHUP)
+        with pytest.raises(subprocess.TimeoutExpired):
+            process.process.wait(2)
+        assert process.stop() == 0
+    finally:
+        process.kill()
+
+
 def test_a_deleted_data_directory_stops_the_server(tmp_path):
     """As a Kafka broker halts when its only log directory fails: appends would otherwise be
     acknowledged into unlinked files, lost at the next start, and a reloaded partition would
@@ -470,3 +487,17 @@ def test_a_deleted_data_directory_stops_the_server(tmp_path):
     assert "was deleted or replaced while serving: stopping" in process.log()
     assert "Traceback" not in process.log(), process.log()
     assert not (tmp_path / "data").exists(), "nothing is created again"
+
+
+def test_a_start_refused_for_a_port_in_use_writes_nothing(tmp_path):
+    """A mistyped --topic on a start that never served must not be kept (it would fix the
+    topic's partition count for good)."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        process = ServerProcess(tmp_path / "data", topics=["t:16"])
+        with pytest.raises(AssertionError, match="exited with 1"):
+            process.start(timeout=30, port=taken.getsockname()[1])
+    assert "Cannot serve" in process.log() and "Address already in use" in process.log()
+    assert not (tmp_path / "data" / "metadata.json").exists()
+    assert not list((tmp_path / "data").glob("__consumer_offsets-*"))

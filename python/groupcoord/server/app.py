@@ -76,17 +76,21 @@ class Server:
         # a second server on the same directory stops here.
         self.lock.acquire()
         try:
+            # The advertised port may be the bound one, known only once bound: bind before
+            # serving, and before anything is written (topics declared, partitions opened),
+            # so that a start refused for a port in use changes nothing.
+            self._socket = sock = socket.create_server((options.host, options.port), reuse_port=False)
+            self.port = sock.getsockname()[1]
             self._topics = topics = TopicRegistry(options.data_dir)
             config = self.config = self._with_offsets_topic_partitions(topics)
             for name, partitions in options.topics:
                 topics.declare(name, partitions)
         except BaseException:
+            if self._socket is not None:
+                self._socket.close()
+                self._socket = None
             self.lock.release()
             raise
-        # The advertised port may be the bound one, known only once bound: bind before
-        # serving (and before opening any partition, so that a port in use fails fast).
-        self._socket = sock = socket.create_server((options.host, options.port), reuse_port=False)
-        self.port = sock.getsockname()[1]
         self._log = LogManager(options.data_dir, config)
         await self._log.start()
         self._runtime = CoordinatorRuntime(config, self._log, time=self.time)
@@ -174,9 +178,11 @@ async def _serve(options: ServerOptions) -> int:
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     # SIGHUP too (a closed terminal, a session ending): its default ends the process at once,
-    # without flushing the log; the JVM runs Kafka's shutdown hooks on it.
+    # without flushing the log; the JVM runs Kafka's shutdown hooks on it. Unless it is
+    # ignored, as under nohup, which then keeps the server running.
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        loop.add_signal_handler(signum, stop.set)
+        if signal.getsignal(signum) is not signal.SIG_IGN:
+            loop.add_signal_handler(signum, stop.set)
     server = Server(options)
     try:
         try:
