@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -387,3 +388,26 @@ def test_a_partition_whose_close_fails_does_not_stop_the_others_closing(tmp_path
         assert all(s.fd == -1 for log in logs for s in log.segments)
 
     asyncio.run(body())
+
+
+def test_a_partition_directory_gone_since_it_was_opened_is_not_made_again_empty(tmp_path: Path) -> None:
+    """`rm -rf DATA/*` under a running server: reopening a partition would otherwise make its
+    directory again and serve it empty, its groups' offsets gone."""
+    async def body() -> None:
+        manager = LogManager(tmp_path / "data", config())
+        await manager.start()
+        await manager.open_partition(0)
+        assert manager.is_intact()
+        shutil.rmtree(tmp_path / "data" / "__consumer_offsets-0")
+        assert not manager.is_intact()
+        await manager.close_partition(0)
+        with pytest.raises(FileNotFoundError, match="is gone or was replaced since it was opened"):
+            await manager.open_partition(0)
+        (tmp_path / "data").rename(tmp_path / "old")
+        (tmp_path / "data").mkdir()
+        with pytest.raises(FileNotFoundError, match="the data directory .* is gone or was replaced"):
+            await manager.open_partition(1)
+        assert not (tmp_path / "data" / "__consumer_offsets-1").exists()
+        await manager.close()
+
+    run(body)

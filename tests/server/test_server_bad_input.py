@@ -473,20 +473,30 @@ def test_a_server_started_with_sighup_ignored_keeps_serving_on_sighup(tmp_path):
         process.kill()
 
 
-def test_a_deleted_data_directory_stops_the_server(tmp_path):
+@pytest.mark.parametrize("how", ["deleted", "emptied", "replaced"])
+def test_a_deleted_emptied_or_replaced_data_directory_stops_the_server(tmp_path, how):
     """As a Kafka broker halts when its only log directory fails: appends would otherwise be
     acknowledged into unlinked files, lost at the next start, and a reloaded partition would
-    come back empty."""
-    process = ServerProcess(tmp_path / "data", topics=[f"{TOPIC}:1"]).start()
+    come back empty. `rm -rf DATA/*` leaves the .lock; `mv DATA OLD; mkdir DATA` makes another
+    directory at the same path."""
+    data = tmp_path / "data"
+    process = ServerProcess(data, topics=[f"{TOPIC}:1"], log_path=tmp_path / "server.log").start()
     try:
-        shutil.rmtree(tmp_path / "data")
+        if how == "emptied":
+            for child in data.iterdir():
+                if child.name != ".lock":
+                    shutil.rmtree(child) if child.is_dir() else child.unlink()
+        else:
+            shutil.rmtree(data) if how == "deleted" else data.rename(tmp_path / "old")
+            if how == "replaced":
+                data.mkdir()
         code = process.process.wait(30)
     finally:
         process.kill()
     assert code == 1, process.log()
     assert "was deleted or replaced while serving: stopping" in process.log()
     assert "Traceback" not in process.log(), process.log()
-    assert not (tmp_path / "data").exists(), "nothing is created again"
+    assert not data.exists() or not list(data.glob("__consumer_offsets-*")), "nothing is made again"
 
 
 def test_a_start_refused_for_a_port_in_use_writes_nothing(tmp_path):

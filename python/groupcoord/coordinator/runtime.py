@@ -180,8 +180,11 @@ class CoordinatorRuntime:
                      partition, records, _time.monotonic() - started)
         except asyncio.CancelledError:
             raise
-        except Exception:
-            log.exception("Loading __consumer_offsets-%d failed; not serving it", partition)
+        except Exception as error:
+            if isinstance(error, OSError):  # the disk or the directory: what it says is enough
+                log.error("Loading __consumer_offsets-%d failed; not serving it: %s", partition, error)
+            else:
+                log.exception("Loading __consumer_offsets-%d failed; not serving it", partition)
             coordinator.unload_partition(partition)
             await asyncio.shield(self.log.close_partition(partition))
             self._reload_later(partition, attempt + 1)

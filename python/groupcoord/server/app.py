@@ -118,6 +118,9 @@ class Server:
             f", metrics on port {self.metrics_port}" if self.metrics_port is not None else "",
         )
 
+    def log_is_intact(self) -> bool:
+        return self._log is None or self._log.is_intact()
+
     def _with_offsets_topic_partitions(self, topics: TopicRegistry) -> Config:
         """The configuration with ``__consumer_offsets``' own partition count, which Kafka keeps
         once the topic exists: group ids hash to partitions by it, so a changed
@@ -204,7 +207,8 @@ async def _watch_data_dir(server: Server, stop: asyncio.Event) -> None:
     when its only log directory fails: the appends acknowledged since would be lost."""
     while server.data_dir_intact:
         await asyncio.sleep(DATA_DIR_CHECK_INTERVAL_S)
-        server.data_dir_intact = server.lock.is_intact()
-    log.error("The data directory %s was deleted or replaced while serving: stopping (commits "
-              "acknowledged since then are lost)", server.options.data_dir)
+        server.data_dir_intact = server.lock.is_intact() and server.log_is_intact()
+    log.error("The data directory %s, or a partition's directory in it, was deleted or replaced "
+              "while serving: stopping (commits acknowledged since then are lost)",
+              server.options.data_dir)
     stop.set()

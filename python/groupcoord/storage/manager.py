@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -69,6 +70,10 @@ class LogManager:
         self._fsync_failed: set[int] = set()
         self.cleaner: LogCleaner | None = None
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._data_dir_identity = _identity(self.data_dir)
+        self._partition_dir_identities: dict[int, tuple[int, int]] = {}
+        """Of each partition directory this manager opened: one found gone or replaced later
+        is not made again empty."""
         self.recovery_points = OffsetCheckpoint(self.data_dir / RECOVERY_POINT_FILE)
         self.cleaner_offsets = OffsetCheckpoint(self.data_dir / CLEANER_OFFSET_FILE)
 
@@ -193,16 +198,41 @@ class LogManager:
             return
         await asyncio.to_thread(self._close_log, log)
 
+    def is_intact(self) -> bool:
+        """Whether the data directory and the directory of every open partition are still the
+        ones opened: not deleted, emptied or replaced under the process, whose appends would
+        then go to unlinked files."""
+        try:
+            if _identity(self.data_dir) != self._data_dir_identity:
+                return False
+            return all(
+                _identity(self.partition_dir(partition)) == identity
+                for partition, identity in list(self._partition_dir_identities.items())
+                if partition in self._logs
+            )
+        except OSError:
+            return False
+
     def _open_log(self, partition: int) -> PartitionLog:
-        if not self.data_dir.is_dir():
-            # Deleted under a running server: opening would make it again, and serve its
-            # partitions empty as if they held no commits.
-            raise FileNotFoundError(f"the data directory {self.data_dir} is gone")
-        return PartitionLog.open(
-            self.partition_dir(partition), self.config,
+        # A data or partition directory deleted or replaced under a running server: opening
+        # would make it again, and serve the partition empty as if it held no commits.
+        directory = self.partition_dir(partition)
+        try:
+            replaced = _identity(self.data_dir) != self._data_dir_identity
+        except FileNotFoundError:
+            replaced = True
+        if replaced:
+            raise FileNotFoundError(f"the data directory {self.data_dir} is gone or was replaced")
+        known = self._partition_dir_identities.get(partition)
+        if known is not None and not (directory.is_dir() and _identity(directory) == known):
+            raise FileNotFoundError(f"{directory} is gone or was replaced since it was opened")
+        log = PartitionLog.open(
+            directory, self.config,
             recovery_point=self.recovery_points.get(partition),
             on_roll=self._checkpoint_recovery_point,
         )
+        self._partition_dir_identities[partition] = _identity(directory)
+        return log
 
     def _checkpoint_recovery_point(self, log: PartitionLog) -> None:
         self.recovery_points.update(log.partition, log.recovery_point)
@@ -265,3 +295,8 @@ class LogManager:
             self.partition_dir(partition), buffer_size=self.config.offsets_load_buffer_size,
             partition=partition,
         )
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    status = os.stat(path)
+    return status.st_dev, status.st_ino
