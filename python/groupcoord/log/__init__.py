@@ -86,8 +86,8 @@ def encode_append(base_offset: int, appends: Sequence[Append], compression: str 
     """The RecordBatch v2 a log writes for ``appends``, offsets from ``base_offset``.
 
     Several appends share one batch only if none is a marker and all have the same producer
-    fields and base sequence (the caller merges consecutive plain appends); each record keeps its append's
-    timestamp. ``compression`` is one of :data:`groupcoord.codec.COMPRESSIONS`. Both logs
+    fields and base sequence (the caller merges consecutive plain appends); each record keeps
+    its append's timestamp. ``compression`` is one of :data:`groupcoord.codec.COMPRESSIONS`. Both logs
     write exactly these bytes.
     """
     first = appends[0]

@@ -37,9 +37,9 @@ from typing import Any
 
 from groupcoord import codec
 from groupcoord.config import Config
-from groupcoord.replay_rules import is_pending
 from groupcoord.errors import Errors
 from groupcoord.log import Append, AppendCallback, AppendError, encode_append, offsets_taken
+from groupcoord.replay_rules import is_pending
 from groupcoord.storage.flush import FlushPolicy
 from groupcoord.storage.partition import PartitionLog
 
@@ -108,11 +108,13 @@ def _estimated_size(append: Append) -> int:
     return sum(len(k) + len(v or b"") + _RECORD_OVERHEAD for k, v in append.records)
 
 
+def _plain(append: Append) -> bool:
+    return append.control is None and not append.transactional and not is_pending(append.producer_id)
+
+
 def _mergeable(append: Append, into: Append) -> bool:
     """Whether ``append`` can join ``into``'s batch: both plain, with the same base sequence."""
-    return all(
-        a.control is None and not a.transactional and not is_pending(a.producer_id) for a in (append, into)
-    ) and append.base_sequence == into.base_sequence
+    return _plain(append) and _plain(into) and append.base_sequence == into.base_sequence
 
 
 class GroupCommitWriter:
