@@ -2,8 +2,9 @@
 
 Each setting is declared once, as a field of :class:`Config` named as Kafka names it with
 dots turned into underscores (``config.group_min_session_timeout_ms`` for
-``group.min.session.timeout.ms``); :data:`CONFIG_DEFS` lists them under their Kafka names. Values come from the
-defaults, a ``server.properties`` file and ``--set name=value`` overrides, in that order.
+``group.min.session.timeout.ms``); :data:`CONFIG_DEFS` lists them under their Kafka names.
+Values come from the defaults, a ``server.properties`` file and ``--set name=value``
+overrides, in that order.
 """
 
 from __future__ import annotations
