@@ -210,15 +210,22 @@ def test_segments_after_a_corrupt_one_are_dropped(tmp_path: Path) -> None:
     log.close()
 
 
+def written_partition(tmp_path: Path, cfg: Config, batches: int) -> tuple[Path, int]:
+    """``__consumer_offsets-3`` filled with ``batches`` batches and closed cleanly: its
+    directory and log end offset."""
+    directory = tmp_path / "__consumer_offsets-3"
+    log = PartitionLog.open(directory, cfg)
+    fill(log, batches)
+    end = log.next_offset
+    log.close()
+    return directory, end
+
+
 def flushed_segments(tmp_path: Path) -> tuple[Path, Config, int, list[Path]]:
     """A partition of several small segments, closed cleanly: its directory, configuration,
     log end offset (the recovery point a clean close writes) and segment files."""
-    directory = tmp_path / "__consumer_offsets-3"
     cfg = config(**{"offsets.topic.segment.bytes": 600})
-    log = PartitionLog.open(directory, cfg)
-    fill(log, 20)
-    end = log.next_offset
-    log.close()
+    directory, end = written_partition(tmp_path, cfg, 20)
     segments = sorted(directory.glob("*.log"))
     assert len(segments) > 3
     return directory, cfg, end, segments
@@ -264,12 +271,8 @@ def test_opening_an_intact_partition_writes_nothing_and_a_corrupt_active_tail_is
     are all whole and its index is right, so a full disk does not keep an intact partition
     from opening; a batch that fails its CRC is still truncated (trusting the segment after a
     clean shutdown left such a partition offline for good)."""
-    directory = tmp_path / "__consumer_offsets-3"
     cfg = config(**{"log.index.interval.bytes": 100})
-    log = PartitionLog.open(directory, cfg)
-    fill(log, 10)
-    end = log.next_offset
-    log.close()
+    directory, end = written_partition(tmp_path, cfg, 10)
     def files() -> dict[str, tuple[int, int, int]]:
         return {p.name: (p.stat().st_ino, p.stat().st_size, p.stat().st_mtime_ns) for p in directory.iterdir()}
 
@@ -291,12 +294,9 @@ def test_a_huge_sparse_segment_or_index_is_read_a_chunk_at_a_time(tmp_path: Path
     """A segment or index grown by a gigabyte of holes (a preallocating tool, a bad copy):
     recovery truncates the segment back, and the index is read no further than Kafka's
     largest, each holding no more than a chunk in memory."""
-    directory = tmp_path / "__consumer_offsets-3"
-    log = PartitionLog.open(directory, config(**{"log.index.interval.bytes": 100}))
-    fill(log, 10)
-    end, size = log.next_offset, log.active.size
-    log.close()
+    directory, end = written_partition(tmp_path, config(**{"log.index.interval.bytes": 100}), 10)
     segment = directory / "00000000000000000000.log"
+    size = segment.stat().st_size
     index = directory / "00000000000000000000.index"
     for grown, recovery_point in ((segment, None), (index, end)):
         os.truncate(grown, grown.stat().st_size + (1 << 30))
