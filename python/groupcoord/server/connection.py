@@ -16,7 +16,9 @@ Bad input never reaches a handler and never stops the server; as in Kafka:
 - a frame that does not decode (truncated, garbage): closed;
 - a request that decodes but that Kafka refuses as invalid (a handler raises
   :class:`~groupcoord.protocol.ProtocolError`, Kafka's InvalidRequestException): closed;
-- a handler that raises anything else (a bug): logged with its traceback, connection closed;
+- a handler that raises anything else (a bug): logged with its traceback and answered
+  UNKNOWN_SERVER_ERROR for everything the request names (the handler's declared error
+  answer, Kafka's ``getErrorResponse``); the connection stays open;
 - no complete request for ``connections.max.idle.ms``: closed.
 
 One event loop serves every connection, so a request that takes long to handle (a
@@ -41,9 +43,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from groupcoord.coordinator.clock import BLOCKED_REQUEST_MS
+from groupcoord.errors import Errors
 from groupcoord.protocol import (
     APIS,
     ProtocolError,
+    Request,
     Response,
     UnknownApiKeyError,
     UnsupportedVersionError,
@@ -54,7 +58,7 @@ from groupcoord.protocol import (
     frame_size,
 )
 from groupcoord.protocol.headers import API_VERSIONS_KEY
-from groupcoord.server.registry import HANDLERS, RequestContext, api_versions_table
+from groupcoord.server.registry import HANDLERS, Handler, RequestContext, api_versions_table
 
 if TYPE_CHECKING:
     from groupcoord.server.broker import Broker
@@ -243,12 +247,27 @@ class KafkaConnection(asyncio.Protocol):
             self._in_flight = None
             self._reject("invalid_request", error)
         except Exception:
-            log.exception("%s v%d from %s failed; closing the connection",
+            log.exception("%s v%d from %s failed; answering UNKNOWN_SERVER_ERROR",
                           handler.api.name, version, self.client_host)
-            self._in_flight = None
-            self.close("handler_error")
+            self.broker.metrics.failed_requests[handler.api.name] += 1
+            if self._in_flight is in_flight:
+                self._answer_failure(in_flight, handler, request)
         finally:
             self.broker.after_request()
+
+    def _answer_failure(self, in_flight: _InFlight, handler: Handler, request: Request) -> None:
+        """Answer UNKNOWN_SERVER_ERROR for everything the request names, as Kafka answers a
+        request whose handling threw; close the connection if even that fails."""
+        try:
+            response = handler.error_response(request, in_flight.api_version,
+                                              Errors.UNKNOWN_SERVER_ERROR)
+        except Exception:
+            log.exception("%s v%d: no error answer either; closing the connection",
+                          handler.api.name, in_flight.api_version)
+            self._in_flight = None
+            self.close("handler_error")
+            return
+        self._respond(in_flight, response)
 
     def _respond(self, in_flight: _InFlight, response: Response | None) -> None:
         if self._in_flight is not in_flight:

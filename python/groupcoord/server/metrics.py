@@ -56,6 +56,8 @@ class Metrics:
         self.connections_open = 0
         self.closed_for: Counter[str] = Counter()
         """Connections closed by the server, by reason (bad frame, unsupported version...)."""
+        self.failed_requests: Counter[str] = Counter()
+        """Requests whose handler failed unexpectedly (answered UNKNOWN_SERVER_ERROR), by API."""
 
     def observe_request(self, api: str, seconds: float) -> None:
         histogram = self.requests.get(api)
@@ -120,6 +122,10 @@ class Metrics:
         family("requests_total", "counter", "Requests answered, by API.")
         for api, histogram in sorted(self.requests.items()):
             out.append(f'groupcoord_requests_total{{api="{api}"}} {histogram.count}')
+        family("request_failures_total", "counter",
+               "Requests whose handling failed unexpectedly, answered UNKNOWN_SERVER_ERROR, by API.")
+        for api, count in sorted(self.failed_requests.items()):
+            out.append(f'groupcoord_request_failures_total{{api="{api}"}} {count}')
         family("request_duration_seconds", "histogram",
                "Time from a request's arrival to its answer, by API.")
         for api, histogram in sorted(self.requests.items()):

@@ -1,8 +1,12 @@
 """The handler registry: one handler per API key, each declaring the versions it serves.
 
-A handler module registers itself with the :func:`handler` decorator::
+A handler module registers itself with the :func:`handler` decorator, naming the answer
+its request gets when handling it fails unexpectedly (Kafka's ``getErrorResponse``)::
 
-    @handler(HeartbeatRequest, versions="0-4")
+    def heartbeat_error(request: HeartbeatRequest, version: int, error: Errors) -> Response:
+        return HeartbeatResponse(error_code=error)
+
+    @handler(HeartbeatRequest, versions="0-4", error_response=heartbeat_error)
     def heartbeat(broker: Broker, request: HeartbeatRequest, ctx: RequestContext) -> None:
         ...
         ctx.respond(HeartbeatResponse(error_code=error))
@@ -24,6 +28,7 @@ from functools import cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from groupcoord.errors import Errors
 from groupcoord.protocol import APIS, Api, Request, Response
 from groupcoord.protocol.messages.api_versions import ApiVersion
 from groupcoord.protocol.schema import parse_versions
@@ -51,6 +56,12 @@ class RequestContext:
 
 
 HandlerFunction = Callable[["Broker", Any, RequestContext], None]
+ErrorResponse = Callable[[Any, int, Errors], "Response | None"]
+"""The answer to a request (at a version) that failed with an error as a whole: every group,
+topic or partition it names gets the error. None: no answer (Produce with acks=0)."""
+
+UNEXPECTED_ERROR_MESSAGE = "The server experienced an unexpected error when processing the request."
+"""Kafka's message for UNKNOWN_SERVER_ERROR, in answers that carry one."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +70,7 @@ class Handler:
     min_version: int
     max_version: int
     handle: HandlerFunction
+    error_response: ErrorResponse
 
     def serves(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
@@ -70,10 +82,10 @@ HANDLERS: Mapping[int, Handler] = MappingProxyType(_handlers)
 
 
 def handler(
-    request: type[R], *, versions: str
+    request: type[R], *, versions: str, error_response: Callable[[R, int, Errors], Response | None]
 ) -> Callable[[Callable[[Broker, R, RequestContext], None]], Callable[[Broker, R, RequestContext], None]]:
     """Register the decorated function as the handler of ``request``'s API at ``versions``
-    (Kafka's syntax: ``"0-9"``)."""
+    (Kafka's syntax: ``"0-9"``), and ``error_response`` as its answer when it fails."""
     api = APIS[request.api_key]
     low, high = parse_versions(versions)
     if not api.min_version <= low <= high <= api.max_version:
@@ -87,7 +99,7 @@ def handler(
     def register(
         function: Callable[[Broker, R, RequestContext], None],
     ) -> Callable[[Broker, R, RequestContext], None]:
-        _handlers[request.api_key] = Handler(api, low, high, function)
+        _handlers[request.api_key] = Handler(api, low, high, function, error_response)
         api_versions_table.cache_clear()
         return function
 

@@ -13,6 +13,8 @@ message per partition; acks=0 gets no answer at all, as from Kafka.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from groupcoord.errors import Errors
 from groupcoord.protocol.messages.produce import (
     PartitionProduceResponse,
@@ -21,26 +23,38 @@ from groupcoord.protocol.messages.produce import (
     TopicProduceResponse,
 )
 from groupcoord.server.broker import Broker
-from groupcoord.server.registry import RequestContext, handler
+from groupcoord.server.registry import UNEXPECTED_ERROR_MESSAGE, RequestContext, handler
 
 REFUSAL = "groupcoord is a group coordinator: it stores no topic data"
 
 
-@handler(ProduceRequest, versions="3-12")
-def produce(broker: Broker, request: ProduceRequest, ctx: RequestContext) -> None:
+def _response(
+    request: ProduceRequest, outcome: Callable[[str, int], tuple[Errors, str | None]]
+) -> ProduceResponse | None:
+    """Each partition's error and message, or no answer at all with acks=0."""
     if request.acks == 0:
-        ctx.respond(None)
-        return
+        return None
     responses = []
     for topic in request.topic_data:
         partitions = []
         for p in topic.partition_data:
-            known = broker.topics.has_partition(topic.name, p.index)
+            error, message = outcome(topic.name, p.index)
             partitions.append(PartitionProduceResponse(
-                index=p.index,
-                error_code=Errors.POLICY_VIOLATION if known else Errors.UNKNOWN_TOPIC_OR_PARTITION,
-                base_offset=-1,
-                error_message=REFUSAL if known else None,
+                index=p.index, error_code=error, base_offset=-1, error_message=message,
             ))
         responses.append(TopicProduceResponse(name=topic.name, partition_responses=partitions))
-    ctx.respond(ProduceResponse(responses=responses))
+    return ProduceResponse(responses=responses)
+
+
+def _error_response(request: ProduceRequest, version: int, error: Errors) -> ProduceResponse | None:
+    return _response(request, lambda topic, partition: (error, UNEXPECTED_ERROR_MESSAGE))
+
+
+@handler(ProduceRequest, versions="3-12", error_response=_error_response)
+def produce(broker: Broker, request: ProduceRequest, ctx: RequestContext) -> None:
+    def refusal(topic: str, partition: int) -> tuple[Errors, str | None]:
+        if broker.topics.has_partition(topic, partition):
+            return Errors.POLICY_VIOLATION, REFUSAL
+        return Errors.UNKNOWN_TOPIC_OR_PARTITION, None
+
+    ctx.respond(_response(request, refusal))

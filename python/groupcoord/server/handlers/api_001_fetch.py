@@ -37,7 +37,25 @@ NO_SESSION = 0
 NO_OFFSET = -1
 
 
-@handler(FetchRequest, versions="0-17")
+def _failed(partition: int, error: Errors) -> PartitionData:
+    return PartitionData(
+        partition_index=partition, error_code=error, high_watermark=NO_OFFSET,
+        last_stable_offset=NO_OFFSET, log_start_offset=NO_OFFSET, aborted_transactions=[],
+        records=b"",
+    )
+
+
+def _error_response(request: FetchRequest, version: int, error: Errors) -> FetchResponse:
+    return FetchResponse(error_code=error, session_id=NO_SESSION, responses=[
+        FetchableTopicResponse(
+            topic=wanted.topic, topic_id=wanted.topic_id,
+            partitions=[_failed(p.partition, error) for p in wanted.partitions],
+        )
+        for wanted in request.topics
+    ])
+
+
+@handler(FetchRequest, versions="0-17", error_response=_error_response)
 def fetch(broker: Broker, request: FetchRequest, ctx: RequestContext) -> None:
     by_id = ctx.api_version >= 13
     if request.session_id != NO_SESSION:
@@ -65,11 +83,7 @@ def fetch(broker: Broker, request: FetchRequest, ctx: RequestContext) -> None:
                 ))
                 continue
             errors = True
-            partitions.append(PartitionData(
-                partition_index=p.partition, error_code=error, high_watermark=NO_OFFSET,
-                last_stable_offset=NO_OFFSET, log_start_offset=NO_OFFSET,
-                aborted_transactions=[], records=b"",
-            ))
+            partitions.append(_failed(p.partition, error))
         responses.append(FetchableTopicResponse(
             topic=wanted.topic, topic_id=wanted.topic_id, partitions=partitions,
         ))

@@ -37,7 +37,17 @@ LOG_END_OFFSET = 0
 _AT_LOG_BOUNDARY = (EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, LOCAL_LOG_START_TIMESTAMP)
 
 
-@handler(ListOffsetsRequest, versions="0-10")
+def _error_response(request: ListOffsetsRequest, version: int, error: Errors) -> ListOffsetsResponse:
+    return ListOffsetsResponse(topics=[
+        ListOffsetsTopicResponse(name=topic.name, partitions=[
+            ListOffsetsPartitionResponse(partition_index=p.partition_index, error_code=error)
+            for p in topic.partitions
+        ])
+        for topic in request.topics
+    ])
+
+
+@handler(ListOffsetsRequest, versions="0-10", error_response=_error_response)
 def list_offsets(broker: Broker, request: ListOffsetsRequest, ctx: RequestContext) -> None:
     named = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)
     topics = []

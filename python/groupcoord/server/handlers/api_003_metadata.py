@@ -45,7 +45,15 @@ CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12, 13, 14))
 CREATE_TOKENS, DESCRIBE_TOKENS."""
 
 
-@handler(MetadataRequest, versions="0-13")
+def _error_response(request: MetadataRequest, version: int, error: Errors) -> MetadataResponse:
+    """Every topic named gets the error (and, from v13, the answer as a whole)."""
+    return MetadataResponse(controller_id=-1, cluster_id=None, error_code=error, topics=[
+        MetadataResponseTopic(error_code=error, name=t.name or "", topic_id=t.topic_id)
+        for t in request.topics or ()
+    ])
+
+
+@handler(MetadataRequest, versions="0-13", error_response=_error_response)
 def metadata(broker: Broker, request: MetadataRequest, ctx: RequestContext) -> None:
     version = ctx.api_version
     operations = (
@@ -54,10 +62,7 @@ def metadata(broker: Broker, request: MetadataRequest, ctx: RequestContext) -> N
     )
     wanted = request.topics
     if wanted and version < 12 and any(t.name is None or t.topic_id != ZERO_UUID for t in wanted):
-        ctx.respond(MetadataResponse(controller_id=-1, cluster_id=None, topics=[
-            MetadataResponseTopic(error_code=Errors.INVALID_REQUEST, name=t.name or "", topic_id=t.topic_id)
-            for t in wanted
-        ]))
+        ctx.respond(_error_response(request, version, Errors.INVALID_REQUEST))
         return
     if wanted is None or (version == 0 and not wanted):
         topics = [_describe(broker, t, operations) for t in broker.topics]

@@ -35,7 +35,27 @@ DEFAULT_RETENTION = -1
 MAX_TIMESTAMP_MS = 2**63 - 1
 
 
-@handler(OffsetCommitRequest, versions="0-9")
+def _response(
+    request: OffsetCommitRequest, results: dict[TopicPartition, Errors], others: Errors
+) -> OffsetCommitResponse:
+    """Each partition's result; ``others`` for a partition without one."""
+    return OffsetCommitResponse(topics=[
+        OffsetCommitResponseTopic(name=topic.name, partitions=[
+            OffsetCommitResponsePartition(
+                partition_index=p.partition_index,
+                error_code=results.get(TopicPartition(topic.name, p.partition_index), others),
+            )
+            for p in topic.partitions
+        ])
+        for topic in request.topics
+    ])
+
+
+def _error_response(request: OffsetCommitRequest, version: int, error: Errors) -> OffsetCommitResponse:
+    return _response(request, {}, error)
+
+
+@handler(OffsetCommitRequest, versions="0-9", error_response=_error_response)
 def offset_commit(broker: Broker, request: OffsetCommitRequest, ctx: RequestContext) -> None:
     version = ctx.api_version
     now = broker.time.milliseconds()
@@ -62,17 +82,7 @@ def offset_commit(broker: Broker, request: OffsetCommitRequest, ctx: RequestCont
         )
 
     def answer(results: dict[TopicPartition, Errors]) -> None:
-        ctx.respond(OffsetCommitResponse(topics=[
-            OffsetCommitResponseTopic(name=topic.name, partitions=[
-                OffsetCommitResponsePartition(
-                    partition_index=p.partition_index,
-                    error_code=results.get(TopicPartition(topic.name, p.partition_index),
-                                           Errors.UNKNOWN_TOPIC_OR_PARTITION),
-                )
-                for p in topic.partitions
-            ])
-            for topic in request.topics
-        ]))
+        ctx.respond(_response(request, results, Errors.UNKNOWN_TOPIC_OR_PARTITION))
 
     if not offsets:
         answer(unknown)

@@ -19,8 +19,11 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from groupcoord.coordinator.results import PartitionOffset, TopicPartition
+from groupcoord.errors import Errors
 from groupcoord.protocol.messages.offset_fetch import (
     OffsetFetchRequest,
+    OffsetFetchRequestTopic,
+    OffsetFetchRequestTopics,
     OffsetFetchResponse,
     OffsetFetchResponseGroup,
     OffsetFetchResponsePartition,
@@ -34,15 +37,29 @@ from groupcoord.server.registry import RequestContext, handler
 T = TypeVar("T", OffsetFetchResponseTopic, OffsetFetchResponseTopics)
 
 
-@handler(OffsetFetchRequest, versions="0-9")
+def _error_response(request: OffsetFetchRequest, version: int, error: Errors) -> OffsetFetchResponse:
+    """Each group's error (v8+), the one group's (v2-7), or each partition's (v0-1)."""
+    if version >= 8:
+        return OffsetFetchResponse(groups=[
+            OffsetFetchResponseGroup(group_id=group.group_id, error_code=error)
+            for group in request.groups
+        ])
+    if version >= 2:
+        return OffsetFetchResponse(error_code=error)
+    requested = _requested(request.topics) or []
+    return OffsetFetchResponse(topics=_topics(
+        requested, {tp: PartitionOffset(error=error) for tp in requested},
+        OffsetFetchResponseTopic, OffsetFetchResponsePartition,
+    ))
+
+
+@handler(OffsetFetchRequest, versions="0-9", error_response=_error_response)
 def offset_fetch(broker: Broker, request: OffsetFetchRequest, ctx: RequestContext) -> None:
     coordinator = broker.coordinator
     if ctx.api_version >= 8:
         groups = []
         for group in request.groups:
-            requested = None if group.topics is None else [
-                TopicPartition(t.name, p) for t in group.topics for p in t.partition_indexes
-            ]
+            requested = _requested(group.topics)
             error, offsets = coordinator.handle_fetch_offsets(
                 group.group_id, request.require_stable, requested
             )
@@ -56,20 +73,24 @@ def offset_fetch(broker: Broker, request: OffsetFetchRequest, ctx: RequestContex
         ctx.respond(OffsetFetchResponse(groups=groups))
         return
 
-    requested = None if request.topics is None else [
-        TopicPartition(t.name, p) for t in request.topics for p in t.partition_indexes
-    ]
+    requested = _requested(request.topics)
     error, offsets = coordinator.handle_fetch_offsets(
         request.group_id, request.require_stable, requested
     )
-    if error and ctx.api_version >= 2:
-        ctx.respond(OffsetFetchResponse(error_code=error))
-        return
     if error:
-        offsets = {tp: PartitionOffset(error=error) for tp in requested or ()}
+        ctx.respond(_error_response(request, ctx.api_version, error))
+        return
     ctx.respond(OffsetFetchResponse(topics=_topics(
         requested, offsets, OffsetFetchResponseTopic, OffsetFetchResponsePartition
     )))
+
+
+def _requested(topics: Sequence[OffsetFetchRequestTopic | OffsetFetchRequestTopics] | None
+               ) -> list[TopicPartition] | None:
+    """The partitions asked for; None for every committed partition."""
+    if topics is None:
+        return None
+    return [TopicPartition(t.name, p) for t in topics for p in t.partition_indexes]
 
 
 def _topics(

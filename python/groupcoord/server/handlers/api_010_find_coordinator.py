@@ -18,6 +18,7 @@ Version notes:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 from groupcoord.errors import Errors
@@ -29,7 +30,7 @@ from groupcoord.protocol.messages.find_coordinator import (
     FindCoordinatorResponse,
 )
 from groupcoord.server.broker import Broker
-from groupcoord.server.registry import RequestContext, handler
+from groupcoord.server.registry import UNEXPECTED_ERROR_MESSAGE, RequestContext, handler
 
 
 class _Answer(NamedTuple):
@@ -53,20 +54,33 @@ def _find(broker: Broker, key_type: int, key: str) -> _Answer:
     return _Answer(Errors.NONE, "NONE", node.node_id, node.host, node.port)
 
 
-@handler(FindCoordinatorRequest, versions="0-6")
-def find_coordinator(broker: Broker, request: FindCoordinatorRequest, ctx: RequestContext) -> None:
-    if ctx.api_version >= 4:
+def _response(
+    request: FindCoordinatorRequest, version: int, find: Callable[[str], _Answer]
+) -> FindCoordinatorResponse:
+    if version >= 4:
         coordinators = []
         for key in request.coordinator_keys:
-            found = _find(broker, request.key_type, key)
+            found = find(key)
             coordinators.append(Coordinator(
                 key=key, node_id=found.node_id, host=found.host, port=found.port,
                 error_code=found.error, error_message=found.message if found.error else "",
             ))
-        ctx.respond(FindCoordinatorResponse(coordinators=coordinators))
-        return
-    found = _find(broker, request.key_type, request.key)
-    ctx.respond(FindCoordinatorResponse(
+        return FindCoordinatorResponse(coordinators=coordinators)
+    found = find(request.key)
+    return FindCoordinatorResponse(
         error_code=found.error, error_message=found.message, node_id=found.node_id,
         host=found.host, port=found.port,
+    )
+
+
+def _error_response(
+    request: FindCoordinatorRequest, version: int, error: Errors
+) -> FindCoordinatorResponse:
+    return _response(request, version, lambda key: _Answer(error, UNEXPECTED_ERROR_MESSAGE))
+
+
+@handler(FindCoordinatorRequest, versions="0-6", error_response=_error_response)
+def find_coordinator(broker: Broker, request: FindCoordinatorRequest, ctx: RequestContext) -> None:
+    ctx.respond(_response(
+        request, ctx.api_version, lambda key: _find(broker, request.key_type, key)
     ))

@@ -15,7 +15,8 @@ Version notes:
 
 from __future__ import annotations
 
-from groupcoord.coordinator.results import JoinGroupResult
+from groupcoord.coordinator.results import UNKNOWN_MEMBER_ID, JoinGroupResult
+from groupcoord.errors import Errors
 from groupcoord.protocol.messages.join_group import (
     JoinGroupRequest,
     JoinGroupResponse,
@@ -25,28 +26,35 @@ from groupcoord.server.broker import Broker
 from groupcoord.server.registry import RequestContext, handler
 
 
-@handler(JoinGroupRequest, versions="0-9")
+def _response(version: int, result: JoinGroupResult) -> JoinGroupResponse:
+    protocol_name = result.protocol_name
+    return JoinGroupResponse(
+        error_code=result.error,
+        generation_id=result.generation_id,
+        protocol_type=result.protocol_type,
+        protocol_name=protocol_name if version >= 7 else protocol_name or "",
+        leader=result.leader_id,
+        skip_assignment=result.skip_assignment,
+        member_id=result.member_id,
+        members=[
+            JoinGroupResponseMember(
+                member_id=m.member_id, group_instance_id=m.group_instance_id, metadata=m.metadata,
+            )
+            for m in result.members
+        ],
+    )
+
+
+def _error_response(request: JoinGroupRequest, version: int, error: Errors) -> JoinGroupResponse:
+    return _response(version, JoinGroupResult(member_id=UNKNOWN_MEMBER_ID, error=error))
+
+
+@handler(JoinGroupRequest, versions="0-9", error_response=_error_response)
 def join_group(broker: Broker, request: JoinGroupRequest, ctx: RequestContext) -> None:
     version = ctx.api_version
 
     def answer(result: JoinGroupResult) -> None:
-        protocol_name = result.protocol_name
-        ctx.respond(JoinGroupResponse(
-            error_code=result.error,
-            generation_id=result.generation_id,
-            protocol_type=result.protocol_type,
-            protocol_name=protocol_name if version >= 7 else protocol_name or "",
-            leader=result.leader_id,
-            skip_assignment=result.skip_assignment,
-            member_id=result.member_id,
-            members=[
-                JoinGroupResponseMember(
-                    member_id=m.member_id, group_instance_id=m.group_instance_id,
-                    metadata=m.metadata,
-                )
-                for m in result.members
-            ],
-        ))
+        ctx.respond(_response(version, result))
 
     broker.coordinator.handle_join_group(
         request.group_id,

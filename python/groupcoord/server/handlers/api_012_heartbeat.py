@@ -15,12 +15,13 @@ from groupcoord.server.broker import Broker
 from groupcoord.server.registry import RequestContext, handler
 
 
-@handler(HeartbeatRequest, versions="0-4")
-def heartbeat(broker: Broker, request: HeartbeatRequest, ctx: RequestContext) -> None:
-    def answer(error: Errors) -> None:
-        ctx.respond(HeartbeatResponse(error_code=error))
+def _response(request: HeartbeatRequest, version: int, error: Errors) -> HeartbeatResponse:
+    return HeartbeatResponse(error_code=error)
 
+
+@handler(HeartbeatRequest, versions="0-4", error_response=_response)
+def heartbeat(broker: Broker, request: HeartbeatRequest, ctx: RequestContext) -> None:
     broker.coordinator.handle_heartbeat(
         request.group_id, request.member_id, request.group_instance_id, request.generation_id,
-        answer,
+        lambda error: ctx.respond(_response(request, ctx.api_version, error)),
     )

@@ -22,27 +22,32 @@ from groupcoord.server.broker import Broker
 from groupcoord.server.registry import RequestContext, handler
 
 
-@handler(LeaveGroupRequest, versions="0-5")
+def _response(version: int, result: LeaveGroupResult) -> LeaveGroupResponse:
+    if version <= 2:
+        error = result.error
+        if error == Errors.NONE and result.members:
+            error = result.members[0].error
+        return LeaveGroupResponse(error_code=error)
+    return LeaveGroupResponse(
+        error_code=result.error,
+        members=[
+            MemberResponse(member_id=m.member_id, group_instance_id=m.group_instance_id,
+                           error_code=m.error)
+            for m in result.members
+        ],
+    )
+
+
+def _error_response(request: LeaveGroupRequest, version: int, error: Errors) -> LeaveGroupResponse:
+    return _response(version, LeaveGroupResult(error))
+
+
+@handler(LeaveGroupRequest, versions="0-5", error_response=_error_response)
 def leave_group(broker: Broker, request: LeaveGroupRequest, ctx: RequestContext) -> None:
     if ctx.api_version <= 2:
         leaving = [MemberIdentity(request.member_id)]
     else:
         leaving = [MemberIdentity(m.member_id, m.group_instance_id, m.reason) for m in request.members]
-
-    def answer(result: LeaveGroupResult) -> None:
-        if ctx.api_version <= 2:
-            error = result.error
-            if error == Errors.NONE and result.members:
-                error = result.members[0].error
-            ctx.respond(LeaveGroupResponse(error_code=error))
-            return
-        ctx.respond(LeaveGroupResponse(
-            error_code=result.error,
-            members=[
-                MemberResponse(member_id=m.member_id, group_instance_id=m.group_instance_id,
-                               error_code=m.error)
-                for m in result.members
-            ],
-        ))
-
-    broker.coordinator.handle_leave_group(request.group_id, leaving, answer)
+    broker.coordinator.handle_leave_group(
+        request.group_id, leaving, lambda result: ctx.respond(_response(ctx.api_version, result))
+    )

@@ -18,15 +18,23 @@ from groupcoord.server.broker import Broker
 from groupcoord.server.registry import RequestContext, handler
 
 
-@handler(SyncGroupRequest, versions="0-5")
+def _response(result: SyncGroupResult) -> SyncGroupResponse:
+    return SyncGroupResponse(
+        error_code=result.error,
+        protocol_type=result.protocol_type,
+        protocol_name=result.protocol_name,
+        assignment=result.assignment,
+    )
+
+
+def _error_response(request: SyncGroupRequest, version: int, error: Errors) -> SyncGroupResponse:
+    return _response(SyncGroupResult(error))
+
+
+@handler(SyncGroupRequest, versions="0-5", error_response=_error_response)
 def sync_group(broker: Broker, request: SyncGroupRequest, ctx: RequestContext) -> None:
     def answer(result: SyncGroupResult) -> None:
-        ctx.respond(SyncGroupResponse(
-            error_code=result.error,
-            protocol_type=result.protocol_type,
-            protocol_name=result.protocol_name,
-            assignment=result.assignment,
-        ))
+        ctx.respond(_response(result))
 
     if ctx.api_version >= 5 and (request.protocol_type is None or request.protocol_name is None):
         answer(SyncGroupResult(Errors.INCONSISTENT_GROUP_PROTOCOL))

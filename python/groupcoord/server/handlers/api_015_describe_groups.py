@@ -26,7 +26,7 @@ from groupcoord.protocol.messages.describe_groups import (
     DescribeGroupsResponse,
 )
 from groupcoord.server.broker import Broker
-from groupcoord.server.registry import RequestContext, handler
+from groupcoord.server.registry import UNEXPECTED_ERROR_MESSAGE, RequestContext, handler
 
 ACL_READ, ACL_DELETE, ACL_DESCRIBE, ACL_DESCRIBE_CONFIGS, ACL_ALTER_CONFIGS = 3, 6, 8, 10, 11
 GROUP_OPERATIONS = sum(
@@ -35,7 +35,14 @@ GROUP_OPERATIONS = sum(
 """Kafka's bit field of AclOperation codes allowed on a group."""
 
 
-@handler(DescribeGroupsRequest, versions="0-6")
+def _error_response(request: DescribeGroupsRequest, version: int, error: Errors) -> DescribeGroupsResponse:
+    return DescribeGroupsResponse(groups=[
+        DescribedGroup(error_code=error, error_message=UNEXPECTED_ERROR_MESSAGE, group_id=group_id)
+        for group_id in request.groups
+    ])
+
+
+@handler(DescribeGroupsRequest, versions="0-6", error_response=_error_response)
 def describe_groups(broker: Broker, request: DescribeGroupsRequest, ctx: RequestContext) -> None:
     operations = (
         GROUP_OPERATIONS if request.include_authorized_operations else AUTHORIZED_OPERATIONS_OMITTED

@@ -10,6 +10,7 @@ Version notes:
 
 from __future__ import annotations
 
+from groupcoord.errors import Errors
 from groupcoord.protocol.messages.list_groups import (
     ListedGroup,
     ListGroupsRequest,
@@ -19,7 +20,11 @@ from groupcoord.server.broker import Broker
 from groupcoord.server.registry import RequestContext, handler
 
 
-@handler(ListGroupsRequest, versions="0-5")
+def _error_response(request: ListGroupsRequest, version: int, error: Errors) -> ListGroupsResponse:
+    return ListGroupsResponse(error_code=error)
+
+
+@handler(ListGroupsRequest, versions="0-5", error_response=_error_response)
 def list_groups(broker: Broker, request: ListGroupsRequest, ctx: RequestContext) -> None:
     error, groups = broker.coordinator.handle_list_groups(
         request.states_filter, request.types_filter

@@ -24,12 +24,16 @@ from groupcoord.server.registry import RequestContext, api_versions_table, handl
 _SOFTWARE = re.compile(r"[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?")
 
 
-@handler(ApiVersionsRequest, versions="0-4")
+def _error_response(request: ApiVersionsRequest, version: int, error: Errors) -> ApiVersionsResponse:
+    return ApiVersionsResponse(error_code=error)
+
+
+@handler(ApiVersionsRequest, versions="0-4", error_response=_error_response)
 def api_versions(broker: Broker, request: ApiVersionsRequest, ctx: RequestContext) -> None:
     if ctx.api_version >= 3 and not (
         _SOFTWARE.fullmatch(request.client_software_name)
         and _SOFTWARE.fullmatch(request.client_software_version)
     ):
-        ctx.respond(ApiVersionsResponse(error_code=Errors.INVALID_REQUEST))
+        ctx.respond(_error_response(request, ctx.api_version, Errors.INVALID_REQUEST))
         return
     ctx.respond(ApiVersionsResponse(api_keys=api_versions_table()))

@@ -24,7 +24,18 @@ from groupcoord.server.registry import RequestContext, handler
 LEADER_EPOCH = 0
 
 
-@handler(OffsetForLeaderEpochRequest, versions="0-4")
+def _error_response(
+    request: OffsetForLeaderEpochRequest, version: int, error: Errors
+) -> OffsetForLeaderEpochResponse:
+    return OffsetForLeaderEpochResponse(topics=[
+        OffsetForLeaderTopicResult(topic=topic.topic, partitions=[
+            EpochEndOffset(error_code=error, partition=p.partition) for p in topic.partitions
+        ])
+        for topic in request.topics
+    ])
+
+
+@handler(OffsetForLeaderEpochRequest, versions="0-4", error_response=_error_response)
 def offset_for_leader_epoch(
     broker: Broker, request: OffsetForLeaderEpochRequest, ctx: RequestContext
 ) -> None:

@@ -21,7 +21,11 @@ from groupcoord.server.broker import Broker
 from groupcoord.server.registry import RequestContext, handler
 
 
-@handler(OffsetDeleteRequest, versions="0")
+def _error_response(request: OffsetDeleteRequest, version: int, error: Errors) -> OffsetDeleteResponse:
+    return OffsetDeleteResponse(error_code=error)
+
+
+@handler(OffsetDeleteRequest, versions="0", error_response=_error_response)
 def offset_delete(broker: Broker, request: OffsetDeleteRequest, ctx: RequestContext) -> None:
     known, _ = broker.topics.split_known(
         TopicPartition(t.name, p.partition_index) for t in request.topics for p in t.partitions
@@ -29,7 +33,7 @@ def offset_delete(broker: Broker, request: OffsetDeleteRequest, ctx: RequestCont
 
     def answer(error: Errors, results: dict[TopicPartition, Errors]) -> None:
         if error:
-            ctx.respond(OffsetDeleteResponse(error_code=error))
+            ctx.respond(_error_response(request, ctx.api_version, error))
             return
         ctx.respond(OffsetDeleteResponse(topics=[
             OffsetDeleteResponseTopic(name=t.name, partitions=[
