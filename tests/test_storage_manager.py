@@ -386,6 +386,7 @@ def test_a_partition_whose_close_fails_does_not_stop_the_others_closing(tmp_path
         await manager.close()
         assert all(log.closed and log.unflushed_messages == 0 for log in logs)
         assert all(s.fd == -1 for log in logs for s in log.segments)
+        assert manager.failed_closes == 3
 
     asyncio.run(body())
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import resource
 import signal
 import subprocess
 import sys
@@ -56,12 +57,15 @@ class ServerProcess:
         *,
         log_path: Path | None = None,
         log_level: str | None = None,
+        open_files_limit: tuple[int, int] | None = None,
     ) -> None:
+        """``open_files_limit``: the soft and hard RLIMIT_NOFILE to start the server with."""
         self.data_dir = data_dir
         self.topics = list(topics)
         self.settings = {**TEST_SETTINGS, **(settings or {})}
         self.log_path = log_path or data_dir.parent / f"{data_dir.name}-server.log"
         self.log_level = log_level or os.environ.get("GROUPCOORD_TEST_SERVER_LOG_LEVEL")
+        self.open_files_limit = open_files_limit
         self.process: subprocess.Popen[bytes] | None = None
         self.port = 0
         self.metrics_port = 0
@@ -85,7 +89,8 @@ class ServerProcess:
             command += ["--set", f"{name}={value}"]
         self._log_offset = self.log_path.stat().st_size if self.log_path.exists() else 0
         with open(self.log_path, "ab") as log:
-            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                            preexec_fn=self._limit_open_files)
         try:
             match = wait_for(self._serving, timeout, f"the server to serve (log: {self.log_path})")
         except BaseException:
@@ -94,6 +99,10 @@ class ServerProcess:
         self.port = int(match.group(1))
         self.metrics_port = int(match.group(2))
         return self
+
+    def _limit_open_files(self) -> None:
+        if self.open_files_limit is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, self.open_files_limit)
 
     def _serving(self) -> re.Match[str] | None:
         assert self.process is not None

@@ -3,9 +3,10 @@
 :class:`Server` puts the pieces together on one event loop: the durable ``__consumer_offsets``
 log in the data directory, the coordinator on it (:class:`CoordinatorRuntime`: owned
 partitions load in the background), the topics, the fetch purgatory, the Kafka listener and
-the HTTP endpoint. :func:`run` runs it until SIGTERM or SIGINT, then shuts down in order:
-stop accepting, close client connections, unload the partitions (members waiting for an
-answer get NOT_COORDINATOR), flush and close the log.
+the HTTP endpoint. :func:`run` runs it until SIGTERM, SIGINT or SIGHUP, then shuts down in
+order: stop accepting, close client connections, unload the partitions (members waiting for
+an answer get NOT_COORDINATOR), flush and close the log. It exits 1 when the data directory
+went away while serving or a partition could not be flushed and closed.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from groupcoord.server.connection import KafkaConnection
 from groupcoord.server.delayed_fetch import DelayedFetches
 from groupcoord.server.endpoint import HttpEndpoint
 from groupcoord.server.metrics import Metrics
+from groupcoord.server.open_files import OpenFilesWatch, raise_open_files_limit
 from groupcoord.server.topics import TopicRegistry
 from groupcoord.storage import LogManager
 from groupcoord.storage.lock import DataDirLock
@@ -34,8 +36,9 @@ from groupcoord.storage.partition import partition_directories
 
 log = logging.getLogger(__name__)
 
-DATA_DIR_CHECK_INTERVAL_S = 5.0
-"""How often a running server checks that its data directory is still the one it locked."""
+WATCH_INTERVAL_S = 5.0
+"""How often a running server checks that its data directory is still the one it locked,
+and how many files it has open."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,8 @@ class Server:
         self.lock = DataDirLock(options.data_dir)
         self._socket: socket.socket | None = None
         self.data_dir_intact = True
+        self.failed_closes = 0
+        """Partitions that could not be flushed and closed when the server stopped."""
         self._log: LogManager | None = None
         self._listener: asyncio.Server | None = None
         self._endpoint: HttpEndpoint | None = None
@@ -151,12 +156,17 @@ class Server:
             await self._runtime.close()
         if self._log is not None:
             await self._log.close()
+            self.failed_closes = self._log.failed_closes
         if self._topics is not None:
             await self._topics.close()
         if self._listener is not None:
             await self._listener.wait_closed()
         self.lock.release()
-        log.info("Stopped")
+        if self.failed_closes:
+            log.error("Stopped; %d partitions could not be flushed and closed (recovered at the "
+                      "next start)", self.failed_closes)
+        else:
+            log.info("Stopped")
 
 
 
@@ -186,6 +196,7 @@ async def _serve(options: ServerOptions) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         if signal.getsignal(signum) is not signal.SIG_IGN:
             loop.add_signal_handler(signum, stop.set)
+    raise_open_files_limit()
     server = Server(options)
     try:
         try:
@@ -193,20 +204,23 @@ async def _serve(options: ServerOptions) -> int:
         except (OSError, ValueError) as error:
             log.error("Cannot serve: %s", error)
             return 1
-        watch = asyncio.create_task(_watch_data_dir(server, stop))
+        watch = asyncio.create_task(_watch(server, stop))
         await stop.wait()
         watch.cancel()
         log.info("Shutting down")
     finally:
         await server.stop()
-    return 0 if server.data_dir_intact else 1
+    return 0 if server.data_dir_intact and not server.failed_closes else 1
 
 
-async def _watch_data_dir(server: Server, stop: asyncio.Event) -> None:
-    """Stop serving once the data directory is deleted or replaced, as a Kafka broker halts
-    when its only log directory fails: the appends acknowledged since would be lost."""
+async def _watch(server: Server, stop: asyncio.Event) -> None:
+    """Warn when the open files near their limit. Stop serving once the data directory is
+    deleted or replaced, as a Kafka broker halts when its only log directory fails: the
+    appends acknowledged since would be lost."""
+    open_files = OpenFilesWatch()
     while server.data_dir_intact:
-        await asyncio.sleep(DATA_DIR_CHECK_INTERVAL_S)
+        await asyncio.sleep(WATCH_INTERVAL_S)
+        open_files.check()
         server.data_dir_intact = server.lock.is_intact() and server.log_is_intact()
     log.error("The data directory %s, or a partition's directory in it, was deleted or replaced "
               "while serving: stopping (commits acknowledged since then are lost)",

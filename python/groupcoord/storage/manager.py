@@ -68,6 +68,9 @@ class LogManager:
         self._writer: GroupCommitWriter | None = None
         self._failure_listeners: list[Callable[[int], object]] = []
         self._fsync_failed: set[int] = set()
+        self.failed_closes = 0
+        """Partitions whose close (flush, recovery point) failed: logged, and counted so
+        that shutting down can say so."""
         self.cleaner: LogCleaner | None = None
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._data_dir_identity = _identity(self.data_dir)
@@ -259,6 +262,7 @@ class LogManager:
             if self._closing.get(partition) is task:
                 del self._closing[partition]
             if not task.cancelled() and task.exception() is not None:
+                self.failed_closes += 1
                 logger.error("closing __consumer_offsets-%d failed: %s", partition, task.exception())
 
         closing.add_done_callback(done)
