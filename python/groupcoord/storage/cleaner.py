@@ -6,7 +6,8 @@ What a cleaning pass of one partition does (Kafka's ``LogCleaner``, offsets-log-
   transaction still open at the log end (the last stable offset).
 * It maps, over the *dirty* section (from the ``cleaner-offset-checkpoint`` onwards), each key
   to the offset of its latest record, up to ``log.cleaner.dedupe.buffer.size`` / 24 keys (as
-  many as Kafka's map holds); records past the last mapped offset are all kept.
+  many as Kafka's map holds); records past the last mapped offset are all kept, tombstones
+  too whatever their delete horizon: an older value of the key may still be in the log.
 * It recopies every cleanable segment from the log start, in groups of at most
   ``offsets.topic.segment.bytes``, keeping a record only if it is the latest for its key.
   Records without a key and records of aborted transactions are dropped.
@@ -120,6 +121,8 @@ class _Transactions:
 @dataclass
 class _OffsetMap:
     latest: dict[bytes, int] = field(default_factory=dict)
+    first_dirty_offset: int = 0
+    """Every record before it was mapped by an earlier pass, which removed the older values."""
     last_mapped_offset: int = -1
     full: bool = False
     """The map reached its capacity: records after ``last_mapped_offset`` were not mapped."""
@@ -313,7 +316,7 @@ class LogCleaner:
     def _build_map(
         self, log: PartitionLog, dirty: Sequence[LogSegment], first_dirty: int, transactions: _Transactions
     ) -> _OffsetMap:
-        offset_map = _OffsetMap()
+        offset_map = _OffsetMap(first_dirty_offset=first_dirty)
         latest = offset_map.latest
         for segment in dirty:
             for position, data in self._chunks(log, segment):
@@ -370,6 +373,7 @@ class LogCleaner:
         interval = self.config.log_index_interval_bytes
         retention = self.config.log_cleaner_delete_retention_ms
         latest, last_mapped = offset_map.latest, offset_map.last_mapped_offset
+        first_dirty = offset_map.first_dirty_offset
         fd = os.open(cleaned_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         written = 0
         since_index = 0
@@ -419,10 +423,11 @@ class LogCleaner:
                             key = record.key
                             if key is None:
                                 continue
-                            if record.offset <= last_mapped and record.offset < latest.get(logical_key_bytes(key), -1):
+                            mapped = record.offset < first_dirty or record.offset <= last_mapped
+                            if mapped and record.offset < latest.get(logical_key_bytes(key), -1):
                                 continue
                             if record.value is None:
-                                if has_horizon and now >= batch.base_timestamp:
+                                if mapped and has_horizon and now >= batch.base_timestamp:
                                     continue
                                 tombstones = True
                             kept.append(record)
