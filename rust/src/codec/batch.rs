@@ -53,6 +53,16 @@ const TRANSACTIONAL_BIT: i16 = 0x10;
 const CONTROL_BIT: i16 = 0x20;
 const DELETE_HORIZON_BIT: i16 = 0x40;
 
+/// The CRC-32C (Castagnoli) of `data`, as a magic-2 batch stores it. `crc-fast` picks the
+/// fastest kernel the CPU has at run time: on x86-64 with AVX-512 and VPCLMULQDQ it folds 64
+/// bytes at a time, about twice the speed of the SSE 4.2 `crc32` instruction's three streams
+/// (the `crc32c` crate's), which made checking a 100 MB segment's batches 6 ms of a
+/// one-thread decode's 80.
+#[inline]
+pub fn crc32c(data: &[u8]) -> u32 {
+    crc_fast::checksum(crc_fast::CrcAlgorithm::Crc32Iscsi, data) as u32
+}
+
 /// One record of a batch, with absolute offset and timestamp.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Record {
@@ -281,7 +291,7 @@ pub fn checksum_batches(data: &[u8]) -> usize {
     frames(data)
         .filter(|batch| {
             batch.len() > ATTRIBUTES_OFFSET
-                && crc32c::crc32c(&batch[ATTRIBUTES_OFFSET..]).to_be_bytes()
+                && crc32c(&batch[ATTRIBUTES_OFFSET..]).to_be_bytes()
                     == batch[CRC_OFFSET..ATTRIBUTES_OFFSET]
         })
         .count()
@@ -701,7 +711,7 @@ fn check_v2(
     let partition_leader_epoch = r.i32()?;
     let magic = r.i8()?;
     let crc = r.u32()?;
-    let computed = crc32c::crc32c(&data[ATTRIBUTES_OFFSET..]);
+    let computed = crc32c(&data[ATTRIBUTES_OFFSET..]);
     if computed != crc {
         return Err(Error::Corrupt {
             position,
@@ -1132,7 +1142,7 @@ pub fn write_records(
     out.put_i32(header.base_sequence);
     out.put_i32(count);
     out.extend_from_slice(&body);
-    let crc = crc32c::crc32c(&out[ATTRIBUTES_OFFSET..]);
+    let crc = crc32c(&out[ATTRIBUTES_OFFSET..]);
     out[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());
     Ok(out)
 }
@@ -1854,7 +1864,7 @@ mod tests {
         let mut batch = write_records(&BatchHeader::plain(0, 1), 0, None, &[record]).unwrap();
         let at = batch.iter().rposition(|&b| b == b'~').unwrap();
         batch[at] = 0xff;
-        let crc = crc32c::crc32c(&batch[ATTRIBUTES_OFFSET..]);
+        let crc = crc32c(&batch[ATTRIBUTES_OFFSET..]);
         batch[CRC_OFFSET..ATTRIBUTES_OFFSET].copy_from_slice(&crc.to_be_bytes());
 
         assert_eq!(valid_prefix_length(&batch), batch.len());

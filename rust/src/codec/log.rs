@@ -270,7 +270,7 @@ mod tests {
         out.extend(compression.compress(records));
         let length = (out.len() - LOG_OVERHEAD) as i32;
         out[LOG_OVERHEAD - 4..LOG_OVERHEAD].copy_from_slice(&length.to_be_bytes());
-        let crc = crc32c::crc32c(&out[ATTRIBUTES_OFFSET..]);
+        let crc = crate::codec::batch::crc32c(&out[ATTRIBUTES_OFFSET..]);
         out[CRC_OFFSET..ATTRIBUTES_OFFSET].copy_from_slice(&crc.to_be_bytes());
         out
     }
