@@ -412,3 +412,66 @@ def test_a_partition_directory_gone_since_it_was_opened_is_not_made_again_empty(
         await manager.close()
 
     run(body)
+
+
+@pytest.mark.parametrize("how", ["directory made again", "recovery cut it short"])
+def test_a_cleaner_checkpoint_past_the_log_end_is_reset_at_open(tmp_path: Path, how: str) -> None:
+    """A partition whose log ends before its cleaner-offset-checkpoint (its directory removed
+    between runs, or recovery truncating a damaged segment and dropping the later ones) had
+    its new records below the checkpoint taken for cleaned: never mapped, a tombstone there was
+    stamped and then dropped at its horizon while the older value of its key stayed, so the
+    deleted offset came back. Kafka resets such a checkpoint ("we conservatively assume that
+    the full log needs cleaning")."""
+    from groupcoord.storage import LogCleaner
+    from groupcoord.storage.segment import walk_batches
+
+    from offsets_workload import replay
+
+    cfg = config(**{"offsets.topic.segment.bytes": "1500", "log.cleaner.delete.retention.ms": "1000"})
+    directory = tmp_path / "__consumer_offsets-0"
+    clock = [1_800_000_000_000]
+
+    def append(manager: LogManager, records: list[tuple[bytes, bytes | None]]) -> None:
+        manager.append(0, Append(records, 1), lambda r: None)
+
+    def clean(manager: LogManager) -> None:
+        log = manager.partition_log(0)
+        LogCleaner(cfg, logs=lambda: [log], checkpoint=manager.cleaner_offsets, clock_ms=lambda: clock[0]).clean(log)
+
+    async def first_run() -> None:
+        manager = LogManager(tmp_path, cfg)
+        await manager.start()
+        await manager.open_partition(0)
+        await commit_many(manager, 0, 400, keys=20, pause_every=10)
+        clean(manager)
+        assert (manager.cleaner_offsets.get(0) or 0) > 300
+        await manager.close()
+
+    async def second_run() -> None:
+        manager = LogManager(tmp_path, cfg)
+        await manager.start()
+        await manager.open_partition(0)
+        assert manager.partition_log(0).next_offset < 100
+        victim = codec.encode_key(codec.OffsetCommitKey("victim", "t", 0))
+        append(manager, [(victim, codec.encode_value(codec.OffsetCommitValue(42, "", 7)))])
+        append(manager, [(victim, None)])
+        await commit_many(manager, 0, 600, keys=5, pause_every=10)
+        state = replay(r for chunk in manager.read(0) for r in chunk)
+        assert ("offset", "victim", "t", 0) not in state
+        for step in range(3):
+            clean(manager)
+            clock[0] += 5000
+            assert replay(r for chunk in manager.read(0) for r in chunk) == state, f"pass {step}"
+        await manager.close()
+
+    asyncio.run(first_run())
+    if how == "directory made again":
+        shutil.rmtree(directory)
+    else:
+        first = sorted(directory.glob("*.log"))[0]
+        data = bytearray(first.read_bytes())
+        last = list(walk_batches(bytes(data)))[-1]
+        data[last.position + last.size - 1] ^= 0xFF
+        first.write_bytes(bytes(data))
+        (tmp_path / RECOVERY_POINT_FILE).unlink()
+    asyncio.run(second_run())

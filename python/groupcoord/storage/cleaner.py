@@ -183,10 +183,12 @@ class LogCleaner:
     # --- choosing ----------------------------------------------------------------------------
 
     def first_dirty_offset(self, log: PartitionLog) -> int:
-        """Where the dirty section starts: the checkpoint, within the log's bounds."""
+        """Where the dirty section starts: the checkpoint, within the log's bounds; the log
+        start when the checkpoint lies outside the log (Kafka's ``cleanableOffsets``: past the
+        log end, the log was cut short since, and the whole of it is taken for dirty)."""
         checkpoint = self.checkpoint.get(log.partition)
         start, end = log.log_start_offset, log.active.base_offset
-        if checkpoint is None or checkpoint < start:
+        if checkpoint is None or checkpoint < start or checkpoint > log.next_offset:
             return start
         return min(checkpoint, end)
 

@@ -235,6 +235,18 @@ class LogManager:
             on_roll=self._checkpoint_recovery_point,
         )
         self._partition_dir_identities[partition] = _identity(directory)
+        cleaned_to = self.cleaner_offsets.get(partition)
+        if cleaned_to is not None and cleaned_to > log.next_offset:
+            # The log was cut short (recovery dropped damaged segments) or made again since
+            # the checkpoint was written: records now below it were never mapped, and taken
+            # for cleaned a tombstone among them would go while its key's older value stays.
+            # Kafka resets such a checkpoint too ("we conservatively assume that the full log
+            # needs cleaning"); this one is reset before any append can grow the log past it.
+            logger.warning(
+                "%s ends at offset %d, before its cleaner checkpoint %d: the whole log will be "
+                "cleaned again", directory.name, log.next_offset, cleaned_to,
+            )
+            self.cleaner_offsets.update(partition, None)
         return log
 
     def _checkpoint_recovery_point(self, log: PartitionLog) -> None:
