@@ -438,3 +438,17 @@ def test_a_cleaning_pass_holds_one_chunk_of_a_segment_not_all_of_it(
     assert result is not None and result.records_removed > 50_000
     assert peak < 1 << 20, f"a pass over a 4 MB segment peaked at {peak / 1e6:.1f} MB"
     f.log.close()
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_a_randomized_log_replays_to_the_same_state_after_every_pass_and_crash(tmp_path: Path, seed: int) -> None:
+    """The model of :mod:`cleaner_model`: commits, deletions and group metadata over more keys
+    than one pass maps (type-0 and type-1 keys, legacy and compressed batches), transactions
+    committed and aborted across passes, idempotent batches whose marker comes later or never,
+    segments of 40 to 150 records, the clock jumping past delete horizons, passes interrupted
+    at a file operation then recovered, restarts; the log replays to the state of everything
+    appended after every pass. ``python tests/cleaner_model.py N`` runs N seeds."""
+    from cleaner_model import run
+
+    model = run(seed, tmp_path, appends=1500, deadline_s=5)
+    assert model.passes > 20
