@@ -199,6 +199,36 @@ def test_a_non_transactional_batch_with_a_producer_id_counts_once_its_marker_com
     f.log.close()
 
 
+def test_tombstones_and_group_records_of_a_batch_with_a_producer_id_apply_at_once(tmp_path: Path) -> None:
+    """Replay holds only offset commits with a value pending (``replay_rules.pending_mask``): a
+    tombstone or a group metadata record applies at once whatever its batch. The cleaner left
+    them out of its map until a COMMIT and dropped them with an aborted transaction, so a
+    tombstone of an idempotent batch went at its horizon while the value it deleted stayed,
+    and an aborted group record took the group back to its older metadata. Neither Kafka nor
+    groupcoord writes such batches; a log that holds them still cleans to its own state."""
+    def group(generation: int) -> tuple[bytes, bytes]:
+        return codec.encode_key(codec.GroupMetadataKey("g")), codec.encode_value(
+            codec.GroupMetadataValue("consumer", generation, "range", None, NOW, [])
+        )
+
+    f = Fixture(tmp_path, config())
+    f.append([commit("g", 0, 1)])                                                     # 0
+    f.append([tombstone("g", 0)], producer_id=7, producer_epoch=0)                    # 1 no marker ever
+    f.append([group(1)])                                                              # 2
+    f.append([group(2), commit("g", 1, 5)], producer_id=8, producer_epoch=0, is_transactional=True)  # 3-4
+    f.marker(8, commit=False)                                                         # 5
+    f.roll()
+    f.append([commit("h", 0, 1)])
+    state = replay(f.records())
+    assert ("offset", "g", "t", 0) not in state and state[("group", "g")].generation == 2
+    assert ("offset", "g", "t", 1) not in state
+    for step in range(4):
+        f.cleaner.clean(f.log, NOW + step * RETENTION)
+        assert replay(f.records()) == state, f"pass {step}"
+    assert [r.offset for r in f.records()] == [3, 5, 6], "the tombstone went with its value; the aborted commit went"
+    f.log.close()
+
+
 def test_an_open_transaction_bounds_the_cleanable_section(tmp_path: Path) -> None:
     f = Fixture(tmp_path, config())
     f.append([commit("g", 0, 1)])
@@ -446,9 +476,10 @@ def test_a_randomized_log_replays_to_the_same_state_after_every_pass_and_crash(t
     than one pass maps (type-0 and type-1 keys, legacy and compressed batches), transactions
     committed and aborted across passes, idempotent batches whose marker comes later or never,
     segments of 40 to 150 records, the clock jumping past delete horizons, passes interrupted
-    at a file operation then recovered, restarts; the log replays to the state of everything
+    at a file operation then recovered, restarts; every third seed also puts tombstones and
+    group records in batches with a producer id. The log replays to the state of everything
     appended after every pass. ``python tests/cleaner_model.py N`` runs N seeds."""
-    from cleaner_model import run
+    from cleaner_model import Flags, run
 
-    model = run(seed, tmp_path, appends=1500, deadline_s=5)
+    model = run(seed, tmp_path, appends=1500, deadline_s=5, flags=Flags(exotic_pending=seed % 3 == 2))
     assert model.passes > 20

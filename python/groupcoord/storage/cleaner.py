@@ -10,10 +10,13 @@ What a cleaning pass of one partition does (Kafka's ``LogCleaner``, offsets-log-
   too whatever their delete horizon: an older value of the key may still be in the log.
 * It recopies every cleanable segment from the log start, in groups of at most
   ``offsets.topic.segment.bytes``, keeping a record only if it is the latest for its key.
-  Records without a key and records of aborted transactions are dropped.
+  Records without a key and the offset commits of aborted transactions are dropped.
 * Which records replace older ones follows the coordinator's replay
-  (:mod:`groupcoord.replay_rules`): a record of a batch with a producer id counts only once a
-  COMMIT marker of that producer ended it, and a marker stays while a record it ends remains.
+  (:mod:`groupcoord.replay_rules`): an offset commit of a batch with a producer id counts only
+  once a COMMIT marker of that producer ended it, and a marker stays while a record it ends
+  remains. A tombstone or a record of another type in such a batch applies at once when
+  replayed, so it is mapped at once and kept even in an aborted transaction (neither Kafka
+  nor groupcoord writes one there; a log that holds one still cleans to its own state).
   Kafka's cleaner tracks transactional batches alone; Kafka 4's coordinator also holds an
   idempotent (non-transactional) batch with a producer id pending, so for such a batch these
   rules keep the cleaned log replaying as the uncleaned one does. Dropping aborted records and
@@ -323,13 +326,16 @@ class LogCleaner:
         for segment in dirty:
             for position, data in self._chunks(log, segment):
                 for batch in codec.read_batches(data, position=position):
-                    if batch.is_control or (
+                    if batch.is_control:
+                        continue
+                    uncommitted = (
                         is_pending(batch.producer_id)
                         and transactions.outcomes.get((batch.producer_id, batch.base_offset)) is not True
-                    ):
-                        continue
+                    )
                     for record in batch.records:
                         if record.key is None or record.offset < first_dirty:
+                            continue
+                        if uncommitted and _waits_for_marker(record):
                             continue
                         key = logical_key_bytes(record.key)
                         if key not in latest and len(latest) >= self.map_capacity:
@@ -414,16 +420,14 @@ class LogCleaner:
                                 horizons.append(now + retention)
                                 write(_rewrite(batch, batch.records, now + retention), batch.last_offset)
                             continue
-                        if batch.is_transactional and not transactions.outcomes.get(
+                        aborted = batch.is_transactional and not transactions.outcomes.get(
                             (batch.producer_id, batch.base_offset), True
-                        ):
-                            result.records_removed += len(batch.records)
-                            continue
+                        )
                         kept = []
                         tombstones = False
                         for record in batch.records:
                             key = record.key
-                            if key is None:
+                            if key is None or (aborted and _waits_for_marker(record)):
                                 continue
                             mapped = record.offset < first_dirty or record.offset <= last_mapped
                             if mapped and record.offset < latest.get(logical_key_bytes(key), -1):
@@ -495,6 +499,14 @@ class LogCleaner:
             segment.close()
         for path in deleted:
             path.unlink(missing_ok=True)
+
+
+def _waits_for_marker(record: codec.Record) -> bool:
+    """Whether ``record``, in a batch with a producer id, waits for its producer's marker:
+    an offset commit (record type 0 or 1) with a value, as :func:`groupcoord.replay_rules.
+    pending_mask` says. A tombstone or another record type of such a batch applies at once
+    when replayed, whatever the marker, so it is mapped and kept like any other record."""
+    return record.value is not None and record.key is not None and record.key[:2] in (b"\x00\x00", b"\x00\x01")
 
 
 def _rewrite(
