@@ -201,11 +201,16 @@ class Model:
     def expected(self) -> Any:
         return replay(self.written)
 
-    def check(self, what: str) -> None:
-        actual = replay(r for chunk in self.log.read() for r in chunk)
+    def check(self, what: str, coordinator: bool = False) -> None:
+        records = [r for chunk in self.log.read() for r in chunk]
+        actual = replay(records)
         expected = self.expected()
         if actual != expected:
             raise AssertionError(f"{what}: {describe(expected, actual)}")
+        if coordinator:
+            expected_view, actual_view = loaded(self.written), loaded(records)
+            if actual_view != expected_view:
+                raise AssertionError(f"{what}, loaded by the coordinator: {expected_view} != {actual_view}")
 
     # --- cleaning ---------------------------------------------------------------------------
 
@@ -216,7 +221,7 @@ class Model:
         self.advance_clock()
         self.passes += 1
         self.cleaner.clean(self.log, self.now)
-        self.check(f"pass {self.passes} at now+{self.now - NOW}")
+        self.check(f"pass {self.passes} at now+{self.now - NOW}", coordinator=self.passes % 16 == 0)
 
     def crash_clean(self) -> None:
         self.advance_clock()
@@ -269,6 +274,24 @@ class Model:
         self.log.close()
 
 
+def loaded(records: list[codec.OffsetsRecord]) -> Any:
+    """What a coordinator loading ``records`` holds: its offsets and groups
+    (:func:`replayed_state.coordinator_view`), the groups it lists, and the offsets still
+    pending in open transactions."""
+    from replayed_state import coordinator_view, load
+
+    coordinator = load({PARTITION: records})
+    manager = coordinator.manager
+    pending = {
+        (transaction, group, tp): committed
+        for transaction, groups in manager.offsets.pending_transactional().items()
+        for group, offsets in groups.items()
+        for tp, committed in offsets.items()
+    }
+    listed = sorted(g.group_id for g in manager.current_groups())
+    return coordinator_view(coordinator), listed, pending
+
+
 def describe(expected: Any, actual: Any) -> str:
     missing = {k: v for k, v in expected.items() if k not in actual}
     extra = {k: v for k, v in actual.items() if k not in expected}
@@ -309,6 +332,7 @@ def run(seed: int, directory: Path, *, appends: int = 1500, flags: Flags | None 
         for _ in range(3):
             model.now += 2 * RETENTION
             model.clean()
+        model.check("the end", coordinator=True)
     finally:
         model.close()
     return model

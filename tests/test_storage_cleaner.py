@@ -229,6 +229,50 @@ def test_tombstones_and_group_records_of_a_batch_with_a_producer_id_apply_at_onc
     f.log.close()
 
 
+def test_a_commit_waiting_for_its_marker_stays_pending_in_the_cleaned_log(tmp_path: Path) -> None:
+    """An idempotent batch (a producer id, not transactional) is cleaned before its marker
+    comes, and the coordinator holds its commit pending until then even once a later record
+    replaced it: a stable fetch of the partition is unstable, and the group exists while the
+    commit is pending. The cleaner dropped such a commit as replaced, so the cleaned log
+    loaded with the group gone (a tombstone after the commit) or the fetch stable (a commit
+    after it). Now the commit, and a tombstone after it, stay until the marker; the pass
+    after the marker removes them as it would have."""
+    from groupcoord.coordinator.results import TopicPartition
+    from replayed_state import load
+
+    def loaded(records: list[codec.OffsetsRecord]) -> tuple[list[str], bool, bool, Any]:
+        manager = load({5: records}).manager
+        groups = sorted(g.group_id for g in manager.current_groups())
+        pending = [manager.offsets.has_pending(g, TopicPartition("t", 0)) for g in ("a", "b")]
+        return groups, pending[0], pending[1], replay(records)
+
+    f = Fixture(tmp_path, config())
+    f.append([commit("a", 0, 1)])                                   # 0 replaced by 1
+    f.append([commit("a", 0, 2)], producer_id=7, producer_epoch=0)  # 1 waits for its marker
+    f.append([tombstone("a", 0)])                                   # 2 removes it from the pending ones
+    f.append([commit("b", 0, 3)], producer_id=8, producer_epoch=0)  # 3 waits for its marker
+    f.append([commit("b", 0, 4)])                                   # 4 replaces it in the committed ones
+    f.roll()
+    f.append([commit("h", 0, 1)])
+    state = loaded(f.records())
+    assert state[:3] == (["a", "b", "h"], False, True)
+    for step in range(3):
+        f.cleaner.clean(f.log, NOW + step * RETENTION)
+        assert loaded(f.records()) == state, f"pass {step}"
+    assert [r.offset for r in f.records()] == [1, 2, 3, 4, 5]
+    f.marker(7, commit=True)
+    f.marker(8, commit=True)
+    f.roll()
+    f.append([commit("h", 1, 1)])
+    state = loaded(f.records())
+    assert state[:3] == (["b", "h"], False, False)
+    for step in range(3, 6):
+        f.cleaner.clean(f.log, NOW + step * RETENTION)
+        assert loaded(f.records()) == state, f"pass {step}"
+    assert [r.offset for r in f.records()] == [4, 5, 8], "once ended, replaced commits and the tombstone went"
+    f.log.close()
+
+
 def test_an_open_transaction_bounds_the_cleanable_section(tmp_path: Path) -> None:
     f = Fixture(tmp_path, config())
     f.append([commit("g", 0, 1)])

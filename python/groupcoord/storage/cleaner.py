@@ -19,7 +19,11 @@ What a cleaning pass of one partition does (Kafka's ``LogCleaner``, offsets-log-
   nor groupcoord writes one there; a log that holds one still cleans to its own state).
   Kafka's cleaner tracks transactional batches alone; Kafka 4's coordinator also holds an
   idempotent (non-transactional) batch with a producer id pending, so for such a batch these
-  rules keep the cleaned log replaying as the uncleaned one does. Dropping aborted records and
+  rules keep the cleaned log replaying as the uncleaned one does. Such a batch is cleaned
+  before its marker comes (no last stable offset waits for it), so until then its pending
+  commits are kept even when superseded, and so is any later tombstone of their keys (which
+  removes them from the pending ones): the coordinator's pending state (a stable fetch is
+  unstable, the group exists) is the same in the cleaned log. Dropping aborted records and
   the last stable offset stay Kafka's: transactional batches only.
 * A tombstone that is the latest for its key is kept; the first pass that keeps it stamps its
   batch with a delete horizon (attribute bit 6, base timestamp = now +
@@ -119,6 +123,8 @@ class _Transactions:
 
     outcomes: dict[tuple[int, int], bool] = field(default_factory=dict)
     first_open_offset: int | None = None
+    idempotent: list[tuple[int, int]] = field(default_factory=list)
+    """The non-transactional ones among them, in log order."""
 
 
 @dataclass
@@ -263,6 +269,7 @@ class LogCleaner:
         first_dirty = max(self.first_dirty_offset(log), cleanable[0].base_offset)
         dirty = [s for s in cleanable if s.next_offset > first_dirty]
         offset_map = self._build_map(log, dirty, first_dirty, transactions)
+        self._map_ended_below(log, cleanable, first_dirty, transactions, offset_map)
         if offset_map.full:
             end = offset_map.last_mapped_offset + 1
         else:
@@ -273,9 +280,11 @@ class LogCleaner:
         result = CleanResult(log.partition, end_offset=end)
         horizons: list[int] = []
         retained_in_transaction: dict[int, bool] = {}
+        open_pending: set[bytes] = set()
         for group in self._groups(to_clean):
             self._clean_group(
-                log, group, offset_map, transactions, now, result, horizons, retained_in_transaction
+                log, group, offset_map, transactions, now, result, horizons, retained_in_transaction,
+                open_pending,
             )
         self.checkpoint.update(log.partition, result.end_offset)
         log.earliest_delete_horizon_ms = min(horizons) if horizons else None
@@ -313,6 +322,8 @@ class LogCleaner:
                         open_batches.setdefault(info.producer_id, []).append(
                             (info.base_offset, info.is_transactional)
                         )
+                        if not info.is_transactional:
+                            found.idempotent.append((info.producer_id, info.base_offset))
         still_open = [b for bases in open_batches.values() for b, transactional in bases if transactional]
         if still_open:
             found.first_open_offset = min(still_open)
@@ -345,6 +356,51 @@ class LogCleaner:
                         offset_map.last_mapped_offset = record.offset
         return offset_map
 
+    def _map_ended_below(
+        self,
+        log: PartitionLog,
+        cleanable: Sequence[LogSegment],
+        first_dirty: int,
+        transactions: _Transactions,
+        offset_map: _OffsetMap,
+    ) -> None:
+        """Commits of idempotent batches (a producer id, not transactional) that a pass kept
+        while they waited for a marker stay below the checkpoint undeduplicated, and so may
+        the tombstones after them. Once their marker is in the log, map the latest offset
+        below ``first_dirty`` of each of their keys (the dirty section's map says nothing of
+        them), so that this pass removes what replaced them. Reads the clean section only
+        when such a batch lies in it (a log no Kafka or groupcoord writer makes)."""
+        ended = {
+            b for b in transactions.idempotent if b[1] < first_dirty and b in transactions.outcomes
+        }
+        if not ended:
+            return
+        latest_below: dict[bytes, int] = {}
+        for segment in cleanable:
+            if segment.base_offset >= first_dirty:
+                break
+            for position, data in self._chunks(log, segment):
+                for batch in codec.read_batches(data, position=position):
+                    if batch.is_control or batch.base_offset >= first_dirty:
+                        continue
+                    ended_here = (batch.producer_id, batch.base_offset) in ended
+                    uncommitted = (
+                        is_pending(batch.producer_id)
+                        and transactions.outcomes.get((batch.producer_id, batch.base_offset)) is not True
+                    )
+                    for record in batch.records:
+                        if record.key is None or record.offset >= first_dirty:
+                            continue
+                        key = logical_key_bytes(record.key)
+                        waits = _waits_for_marker(record)
+                        if ended_here and waits and key not in latest_below:
+                            latest_below[key] = -1
+                        if key in latest_below and not (uncommitted and waits):
+                            latest_below[key] = record.offset
+        for key, offset in latest_below.items():
+            if offset >= 0:
+                offset_map.latest.setdefault(key, offset)
+
     def _groups(self, segments: Sequence[LogSegment]) -> list[list[LogSegment]]:
         """Consecutive segments of at most offsets.topic.segment.bytes together, each group
         spanning fewer than 2^31 offsets (Kafka's groupSegmentsBySize)."""
@@ -373,7 +429,10 @@ class LogCleaner:
         result: CleanResult,
         horizons: list[int],
         retained_in_transaction: dict[int, bool],
+        open_pending: set[bytes],
     ) -> None:
+        """Clean one group of segments into one. ``open_pending`` gathers, across the groups of
+        the pass, the keys of the commits met so far that wait for a marker not yet written."""
         directory = log.directory
         base = group[0].base_offset
         cleaned_path = directory / segment_name(base, LOG_SUFFIX + CLEANED_SUFFIX)
@@ -420,17 +479,27 @@ class LogCleaner:
                                 horizons.append(now + retention)
                                 write(_rewrite(batch, batch.records, now + retention), batch.last_offset)
                             continue
-                        aborted = batch.is_transactional and not transactions.outcomes.get(
-                            (batch.producer_id, batch.base_offset), True
-                        )
+                        outcome = transactions.outcomes.get((batch.producer_id, batch.base_offset))
+                        aborted = batch.is_transactional and outcome is False
+                        unended = is_pending(batch.producer_id) and outcome is None
                         kept = []
                         tombstones = False
                         for record in batch.records:
                             key = record.key
                             if key is None or (aborted and _waits_for_marker(record)):
                                 continue
-                            mapped = record.offset < first_dirty or record.offset <= last_mapped
-                            if mapped and record.offset < latest.get(logical_key_bytes(key), -1):
+                            logical = logical_key_bytes(key)
+                            if unended and _waits_for_marker(record):
+                                # Pending until its marker, superseded or not (the coordinator
+                                # holds it: a stable fetch is unstable, its group exists).
+                                open_pending.add(logical)
+                                kept.append(record)
+                                continue
+                            # A tombstone after such a commit removes it from the pending ones:
+                            # it stays while the commit waits.
+                            held = record.value is None and logical in open_pending
+                            mapped = not held and (record.offset < first_dirty or record.offset <= last_mapped)
+                            if mapped and record.offset < latest.get(logical, -1):
                                 continue
                             if record.value is None:
                                 if mapped and has_horizon and now >= batch.base_timestamp:
