@@ -32,8 +32,8 @@ def config(**overrides: object) -> Config:
     return Config().with_overrides({"log.cleaner.enable": "false", **overrides})
 
 
-async def wait_for(condition: Callable[[], bool], what: str) -> None:
-    for _ in range(1000):
+async def wait_for(condition: Callable[[], bool], what: str, timeout_s: float = 5.0) -> None:
+    for _ in range(int(timeout_s / 0.005)):
         if condition():
             return
         await asyncio.sleep(0.005)
@@ -353,9 +353,10 @@ def test_the_background_cleaner_compacts_while_appends_go_on(tmp_path: Path) -> 
         done = await commit_many(manager, 2, 2000, keys=10, pause_every=50)
         assert done == list(range(2000))
         assert manager.cleaner is not None
-        await wait_for(lambda: manager.cleaner is not None and manager.cleaner.passes > 0, "a cleaning")
+        # A pass that ran while the appends went on leaves later segments dirty: wait for the
+        # cleaner to catch up (on a loaded machine that takes more than one look).
+        await wait_for(lambda: len([r for chunk in manager.read(2) for r in chunk]) < 1000, "compaction", 30.0)
         records = [r for chunk in manager.read(2) for r in chunk]
-        assert len(records) < 1000
         latest = {r.key: r.value for r in records}
         assert {k.partition: v.offset for k, v in latest.items() if v is not None} == {p: 1990 + p for p in range(10)}
         await manager.close()
