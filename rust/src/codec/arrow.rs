@@ -543,13 +543,6 @@ impl Variable {
         self.nulls.append_non_null();
     }
 
-    fn push_option(&mut self, value: Option<&[u8]>) {
-        match value {
-            Some(value) => self.push(value),
-            None => self.pad(self.len() + 1),
-        }
-    }
-
     #[inline(always)]
     fn set(&mut self, row: usize, value: &[u8]) {
         self.pad(row);
@@ -626,10 +619,6 @@ impl Utf8 {
     #[inline]
     fn push(&mut self, value: &str) {
         self.0.push(value.as_bytes());
-    }
-
-    fn push_option(&mut self, value: Option<&str>) {
-        self.0.push_option(value.map(str::as_bytes));
     }
 
     #[inline(always)]
@@ -943,7 +932,11 @@ impl Members {
         for m in &group.members {
             let member = self.member_id.len();
             self.member_id.push(m.member_id);
-            self.group_instance_id.push_option(m.group_instance_id);
+            // Rows skipped are null, and padded only where a later member has an id (or at
+            // the end): most groups have no static members, so most never write one.
+            if let Some(id) = m.group_instance_id {
+                self.group_instance_id.set(member, id);
+            }
             self.client_id.push(m.client_id);
             self.client_host.push(m.client_host);
             self.rebalance_timeout.push(m.rebalance_timeout);
