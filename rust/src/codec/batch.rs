@@ -834,6 +834,7 @@ pub(crate) fn in_decompressed(error: Error, stream_start: usize) -> Error {
 impl<'a> Iterator for Records<'a> {
     type Item = Result<RecordRef<'a>>;
 
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         match self {
             Records::V2 {
@@ -884,6 +885,7 @@ impl<'a> Iterator for Records<'a> {
     }
 }
 
+#[inline(always)]
 fn read_record<'a>(
     r: &mut Reader<'a>,
     base_offset: i64,

@@ -79,7 +79,7 @@ pub enum Payload<'a> {
 
 /// Decodes one record of a batch, borrowing from it. Errors name the batch's position and
 /// the record's offset.
-#[inline]
+#[inline(always)]
 pub fn decode_payload<'a>(batch: &BatchInfo, record: &RecordRef<'a>) -> Result<Payload<'a>> {
     if batch.is_control {
         let control = match control_marker(record.key, record.value) {
