@@ -468,6 +468,7 @@ pub fn decode_key(data: &[u8], position: usize) -> Result<Key> {
 }
 
 /// Decodes a record key, borrowing its strings.
+#[inline(always)]
 pub fn decode_key_ref(data: &[u8], position: usize) -> Result<KeyRef<'_>> {
     let mut r = Reader::new(data, position);
     let record_type = r.i16()?;
@@ -524,6 +525,7 @@ pub fn decode_value(key: &Key, data: Option<&[u8]>, position: usize) -> Result<O
 
 /// Decodes a record value of the kind its key names, borrowing its strings; `None` input is
 /// a tombstone.
+#[inline(always)]
 pub fn decode_value_ref(
     kind: ValueKind,
     data: Option<&[u8]>,
@@ -578,6 +580,7 @@ pub fn decode_value_ref(
     Ok(Some(value))
 }
 
+#[inline(always)]
 fn decode_offset_commit_value<'a>(
     r: &mut Reader<'a>,
     version: i16,
