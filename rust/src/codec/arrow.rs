@@ -459,6 +459,27 @@ impl Zeros {
     }
 }
 
+/// How far past a column's end [`prefetch_end`] asks for memory.
+const PREFETCH_AHEAD: usize = 512;
+
+/// Asks the CPU to bring the cache line `PREFETCH_AHEAD` bytes past the end of `v`'s values
+/// into cache, ahead of the pushes that will write it. A decode writes some thirty columns at
+/// once into memory that is not in cache (a 100 MB segment's columns are 184 MB); without
+/// this, each first write to a line waits for it to be read from memory, and the stores
+/// back up. Only a hint: it changes no value.
+#[inline(always)]
+fn prefetch_end<T>(v: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0};
+        let end = v.as_ptr().wrapping_add(v.len()) as *const i8;
+        // SAFETY: a prefetch reads nothing into the program and never faults, whatever the
+        // address (here possibly past the allocation, which `wrapping_add` makes without
+        // undefined behaviour): it only hints the cache.
+        unsafe { _mm_prefetch::<_MM_HINT_ET0>(end.wrapping_add(PREFETCH_AHEAD)) };
+    }
+}
+
 /// A nullable primitive column. Rows are set in order; rows skipped are null.
 struct Primitive<T> {
     values: Vec<T>,
@@ -477,6 +498,7 @@ impl<T: ArrowNativeType> Primitive<T> {
     fn set(&mut self, row: usize, value: T) {
         self.pad(row);
         self.values.push(value);
+        prefetch_end(&self.values);
         self.nulls.append_non_null();
     }
 
@@ -540,6 +562,8 @@ impl Variable {
     fn push(&mut self, value: &[u8]) {
         self.data.extend_from_slice(value);
         self.offsets.push(self.data.len() as i32);
+        prefetch_end(&self.data);
+        prefetch_end(&self.offsets);
         self.nulls.append_non_null();
     }
 
@@ -666,6 +690,7 @@ impl Lists {
     #[inline]
     fn push(&mut self, items: usize) {
         self.offsets.push(items as i32);
+        prefetch_end(&self.offsets);
         self.nulls.append_non_null();
     }
 
@@ -772,6 +797,8 @@ impl TopicPartitions {
         self.topics.push(topic);
         self.partitions.extend(partitions);
         self.partition_offsets.push(self.partitions.len() as i32);
+        prefetch_end(&self.partitions);
+        prefetch_end(&self.partition_offsets);
     }
 
     fn end_list(&mut self) {
@@ -941,6 +968,8 @@ impl Members {
             self.client_host.push(m.client_host);
             self.rebalance_timeout.push(m.rebalance_timeout);
             self.session_timeout.push(m.session_timeout);
+            prefetch_end(&self.rebalance_timeout);
+            prefetch_end(&self.session_timeout);
             self.subscription.push(m.subscription);
             self.assignment.push(m.assignment);
             if consumer {
@@ -1108,6 +1137,14 @@ impl Columns {
         self.producer_id.push(batch.producer_id);
         self.producer_epoch.push(batch.producer_epoch);
         self.is_transactional.push(batch.is_transactional);
+        prefetch_end(&self.partition);
+        prefetch_end(&self.offset);
+        prefetch_end(&self.timestamp);
+        prefetch_end(&self.batch_position);
+        prefetch_end(&self.producer_id);
+        prefetch_end(&self.producer_epoch);
+        prefetch_end(&self.is_transactional);
+        prefetch_end(&self.is_tombstone);
         let (key, value) = match payload {
             Payload::Control(control) => {
                 self.is_tombstone.push(false);
