@@ -20,9 +20,8 @@
 //! | consumer_group_fields | utf8 (JSON) | types 3-8, 16: every decoded field (uuids as Kafka prints them, bytes in base64, as `dump-log`) |
 //! | raw_key, raw_value | binary | opaque records (types this codec does not decode) |
 
-use std::cell::RefCell;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use arrow_array::types::{Int16Type, Int32Type, Int64Type};
 use arrow_array::{
@@ -151,13 +150,15 @@ fn decode_arrow_in_runs(
     min_run_bytes: usize,
 ) -> (Result<RecordBatch, ArrowError>, Walk) {
     let (columns, walk) = decode_columns(data, position, partition, threads, min_run_bytes);
+    // Inputs long enough for runs side by side are finished on two threads too.
+    let side_by_side = |data: &[u8]| threads >= 2 && data.len() >= 2 * min_run_bytes;
     if walk.error.is_none() {
-        return (columns.finish(), walk);
+        return (columns.finish(side_by_side(data)), walk);
     }
     // The columns may hold some records of the corrupt batch: decode the valid prefix again.
     let valid = &data[..walk.valid_bytes];
     let (columns, _) = decode_columns(valid, position, partition, threads, min_run_bytes);
-    (columns.finish(), walk)
+    (columns.finish(side_by_side(valid)), walk)
 }
 
 /// How many threads [`decode_arrow`] uses when the caller leaves it to the codec: one per core.
@@ -421,7 +422,7 @@ impl<T> Reserve for Vec<T> {
 /// log never uses (a consumer-group record's, in a classic log) then writes nothing per row.
 /// Runs being joined ([`Append`]) leave such a column as it is, so it stays one.
 struct Zeros {
-    buffer: RefCell<Buffer>,
+    buffer: Mutex<Buffer>,
     /// The size to allocate at the first use: enough for every column of the batch.
     bytes: usize,
 }
@@ -429,14 +430,15 @@ struct Zeros {
 impl Zeros {
     fn new(bytes: usize) -> Self {
         Zeros {
-            buffer: RefCell::new(Buffer::from_vec(Vec::<u8>::new())),
+            buffer: Mutex::new(Buffer::from_vec(Vec::<u8>::new())),
             bytes,
         }
     }
 
     /// A zeroed buffer of at least `bytes` bytes.
     fn buffer(&self, bytes: usize) -> Buffer {
-        let mut zeros = self.buffer.borrow_mut();
+        // A panic elsewhere cannot leave the buffer half-written: take it even if poisoned.
+        let mut zeros = self.buffer.lock().unwrap_or_else(|e| e.into_inner());
         if zeros.len() < bytes {
             *zeros = MutableBuffer::from_len_zeroed(bytes.max(self.bytes)).into();
         }
@@ -1311,14 +1313,38 @@ impl Columns {
         self.raw_value.append(rows, other.raw_value, other_rows);
     }
 
-    fn finish(self) -> Result<RecordBatch, ArrowError> {
+    /// The record batch of these columns; `parallel`: the members column (most of the bytes)
+    /// is finished on a second thread beside the others.
+    fn finish(mut self, parallel: bool) -> Result<RecordBatch, ArrowError> {
         let schema = schema();
         let rows = self.rows;
         // Enough for the widest column: int64 values of every row, or of every member.
         let zeros = Zeros::new(8 * (rows.max(self.members.member_id.len()) + 1));
-        let type_of = |name: &str| schema.field_with_name(name).map(|f| f.data_type().clone());
-        let members_type = type_of("members")?;
-        let topic_partitions_type = type_of("topic_partitions")?;
+        let members_type = schema.field_with_name("members")?.data_type().clone();
+        let members = std::mem::replace(&mut self.members, Members::new());
+        let finish_members = || members.finish(rows, &members_type, &zeros);
+        let finish_others = || self.finish_all_but_members(&schema, &zeros);
+        let (members, others) = if parallel {
+            rayon::join(finish_members, finish_others)
+        } else {
+            (finish_members(), finish_others())
+        };
+        let mut columns = others?;
+        columns.insert(schema.index_of("members")?, members?);
+        RecordBatch::try_new(schema, columns)
+    }
+
+    /// Every column but `members` (left where it was, empty), in the schema's order.
+    fn finish_all_but_members(
+        self,
+        schema: &Schema,
+        zeros: &Zeros,
+    ) -> Result<Vec<ArrayRef>, ArrowError> {
+        let rows = self.rows;
+        let topic_partitions_type = schema
+            .field_with_name("topic_partitions")?
+            .data_type()
+            .clone();
         let dense_i64 = |v: Vec<i64>| -> ArrayRef {
             Arc::new(PrimitiveArray::<Int64Type>::new(
                 ScalarBuffer::from(v),
@@ -1340,35 +1366,34 @@ impl Columns {
             )),
             Arc::new(BooleanArray::from(self.is_transactional)),
             Arc::new(BooleanArray::from(self.is_tombstone)),
-            self.control.finish(rows, &zeros)?,
-            self.record_type.finish::<Int16Type>(rows, &zeros),
-            self.value_version.finish::<Int16Type>(rows, &zeros),
-            self.group.finish(rows, &zeros)?,
-            self.topic.finish(rows, &zeros)?,
-            self.key_partition.finish::<Int32Type>(rows, &zeros),
-            self.member_id.finish(rows, &zeros)?,
-            self.regular_expression.finish(rows, &zeros)?,
-            self.committed_offset.finish::<Int64Type>(rows, &zeros),
-            self.leader_epoch.finish::<Int32Type>(rows, &zeros),
-            self.metadata.finish(rows, &zeros)?,
-            self.commit_timestamp.finish::<Int64Type>(rows, &zeros),
-            self.expire_timestamp.finish::<Int64Type>(rows, &zeros),
-            self.topic_id.finish(rows, &zeros)?,
-            self.protocol_type.finish(rows, &zeros)?,
-            self.generation.finish::<Int32Type>(rows, &zeros),
-            self.protocol.finish(rows, &zeros)?,
-            self.leader.finish(rows, &zeros)?,
+            self.control.finish(rows, zeros)?,
+            self.record_type.finish::<Int16Type>(rows, zeros),
+            self.value_version.finish::<Int16Type>(rows, zeros),
+            self.group.finish(rows, zeros)?,
+            self.topic.finish(rows, zeros)?,
+            self.key_partition.finish::<Int32Type>(rows, zeros),
+            self.member_id.finish(rows, zeros)?,
+            self.regular_expression.finish(rows, zeros)?,
+            self.committed_offset.finish::<Int64Type>(rows, zeros),
+            self.leader_epoch.finish::<Int32Type>(rows, zeros),
+            self.metadata.finish(rows, zeros)?,
+            self.commit_timestamp.finish::<Int64Type>(rows, zeros),
+            self.expire_timestamp.finish::<Int64Type>(rows, zeros),
+            self.topic_id.finish(rows, zeros)?,
+            self.protocol_type.finish(rows, zeros)?,
+            self.generation.finish::<Int32Type>(rows, zeros),
+            self.protocol.finish(rows, zeros)?,
+            self.leader.finish(rows, zeros)?,
             self.current_state_timestamp
-                .finish::<Int64Type>(rows, &zeros),
-            self.members.finish(rows, &members_type, &zeros)?,
-            self.epoch.finish::<Int32Type>(rows, &zeros),
+                .finish::<Int64Type>(rows, zeros),
+            self.epoch.finish::<Int32Type>(rows, zeros),
             self.topic_partitions
-                .finish(rows, &topic_partitions_type, &zeros)?,
-            self.consumer_group_fields.finish(rows, &zeros)?,
-            self.raw_key.finish_binary(rows, &zeros)?,
-            self.raw_value.finish_binary(rows, &zeros)?,
+                .finish(rows, &topic_partitions_type, zeros)?,
+            self.consumer_group_fields.finish(rows, zeros)?,
+            self.raw_key.finish_binary(rows, zeros)?,
+            self.raw_value.finish_binary(rows, zeros)?,
         ];
-        RecordBatch::try_new(schema, columns)
+        Ok(columns)
     }
 }
 
