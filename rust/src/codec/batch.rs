@@ -285,6 +285,39 @@ pub fn split_at_batches(data: &[u8], parts: usize, min_bytes: usize) -> Vec<Rang
     cuts.windows(2).map(|w| w[0]..w[1]).collect()
 }
 
+/// A position in `from..from + window` where a magic-2 batch whose CRC matches starts, judged
+/// by the bytes there alone (no walk of the batches before it, which on a large buffer waits
+/// on memory at every length prefix); `None` when none is found after a few candidates.
+/// Such a position need not be a batch boundary of the log (a record may hold a whole batch
+/// in its value): a caller cutting runs there must check that the run before it ends on it.
+pub fn batch_start_near(data: &[u8], from: usize, window: usize) -> Option<usize> {
+    /// Candidates whose CRC is computed before giving up, and the largest batch checked.
+    const CANDIDATES: usize = 32;
+    const MAX_BATCH: usize = 1 << 20;
+    let end = from.saturating_add(window).min(data.len());
+    let mut candidates = 0;
+    for at in from..end {
+        if data.get(at + MAGIC_OFFSET) != Some(&2) {
+            continue;
+        }
+        let Some(batch) = frames(&data[at..]).next() else {
+            continue;
+        };
+        if batch.len() < RECORD_BATCH_OVERHEAD || batch.len() > MAX_BATCH {
+            continue;
+        }
+        candidates += 1;
+        if candidates > CANDIDATES {
+            return None;
+        }
+        if crc32c(&batch[ATTRIBUTES_OFFSET..]).to_be_bytes() == batch[CRC_OFFSET..ATTRIBUTES_OFFSET]
+        {
+            return Some(at);
+        }
+    }
+    None
+}
+
 /// A benchmark ceiling: the CRC-32C of every batch (bytes 21 to its end, as a magic-2 reader
 /// checks it) and nothing else. Returns how many batches match their stored CRC.
 pub fn checksum_batches(data: &[u8]) -> usize {
