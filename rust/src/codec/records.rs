@@ -227,7 +227,7 @@ const GROUP_METADATA_VALUE: [(GroupField, Versions); 6] = [
 ];
 
 /// The fields of a member in GroupMetadataValue.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum MemberField {
     MemberId,
     GroupInstanceId,
@@ -647,8 +647,9 @@ fn decode_group_metadata_value<'a>(
             GroupField::Members => {
                 let n = r.array(flexible, 8)?;
                 v.members.reserve_exact(n);
+                let layout = MemberLayout::of(version);
                 for _ in 0..n {
-                    v.members.push(decode_member(r, version)?);
+                    v.members.push(decode_member(r, version, layout)?);
                 }
             }
         }
@@ -659,35 +660,61 @@ fn decode_group_metadata_value<'a>(
     Ok(v)
 }
 
-fn decode_member<'a>(r: &mut Reader<'a>, version: i16) -> Result<MemberRef<'a>> {
-    let flexible = version >= FIRST_FLEXIBLE;
-    let mut m = MemberRef {
-        member_id: "",
-        group_instance_id: None,
-        client_id: "",
-        client_host: "",
-        rebalance_timeout: -1,
-        session_timeout: 0,
-        subscription: &[],
-        assignment: &[],
-        unknown_tagged_fields: TaggedSection::default(),
-    };
-    for field in fields(&MEMBER_METADATA, version) {
-        match field {
-            MemberField::MemberId => m.member_id = r.str(flexible)?,
-            MemberField::GroupInstanceId => m.group_instance_id = r.nullable_str(flexible)?,
-            MemberField::ClientId => m.client_id = r.str(flexible)?,
-            MemberField::ClientHost => m.client_host = r.str(flexible)?,
-            MemberField::RebalanceTimeout => m.rebalance_timeout = r.i32()?,
-            MemberField::SessionTimeout => m.session_timeout = r.i32()?,
-            MemberField::Subscription => m.subscription = r.byte_slice(flexible)?,
-            MemberField::Assignment => m.assignment = r.byte_slice(flexible)?,
+/// Which of a member's fields that not every version has a version has, from
+/// [`MEMBER_METADATA`]: found once per group, so that each member is read in straight-line
+/// code (in [`MEMBER_METADATA`]'s order, which a test holds it to) rather than by a walk of
+/// the table and a jump per field.
+#[derive(Clone, Copy)]
+struct MemberLayout {
+    group_instance_id: bool,
+    rebalance_timeout: bool,
+}
+
+impl MemberLayout {
+    fn of(version: i16) -> Self {
+        let has = |wanted| fields(&MEMBER_METADATA, version).any(|field| field == wanted);
+        MemberLayout {
+            group_instance_id: has(MemberField::GroupInstanceId),
+            rebalance_timeout: has(MemberField::RebalanceTimeout),
         }
     }
-    if version == 0 {
-        // Version 0 has no rebalance timeout; Kafka uses the session timeout.
-        m.rebalance_timeout = m.session_timeout;
-    }
+}
+
+#[inline(always)]
+fn decode_member<'a>(
+    r: &mut Reader<'a>,
+    version: i16,
+    layout: MemberLayout,
+) -> Result<MemberRef<'a>> {
+    let flexible = version >= FIRST_FLEXIBLE;
+    let member_id = r.str(flexible)?;
+    let group_instance_id = match layout.group_instance_id {
+        true => r.nullable_str(flexible)?,
+        false => None,
+    };
+    let client_id = r.str(flexible)?;
+    let client_host = r.str(flexible)?;
+    let rebalance_timeout = match layout.rebalance_timeout {
+        true => Some(r.i32()?),
+        false => None,
+    };
+    let session_timeout = r.i32()?;
+    let mut m = MemberRef {
+        member_id,
+        group_instance_id,
+        client_id,
+        client_host,
+        rebalance_timeout: match rebalance_timeout {
+            Some(timeout) => timeout,
+            // Version 0 has no rebalance timeout; Kafka uses the session timeout.
+            None if version == 0 => session_timeout,
+            None => -1,
+        },
+        session_timeout,
+        subscription: r.byte_slice(flexible)?,
+        assignment: r.byte_slice(flexible)?,
+        unknown_tagged_fields: TaggedSection::default(),
+    };
     if flexible {
         m.unknown_tagged_fields = r.tagged_section()?;
     }
@@ -997,6 +1024,43 @@ pub fn encode_assignment(a: &ConsumerProtocolAssignment) -> Result<Vec<u8>> {
 mod tests {
     use super::*;
     use crate::testing::hex;
+
+    /// `decode_member` reads a member's fields in straight-line code: the order and the
+    /// version ranges it assumes are [`MEMBER_METADATA`]'s.
+    #[test]
+    fn member_layout_is_the_tables() {
+        use MemberField::*;
+        let order: Vec<MemberField> = MEMBER_METADATA.iter().map(|(f, _)| *f).collect();
+        assert_eq!(
+            order,
+            [
+                MemberId,
+                GroupInstanceId,
+                ClientId,
+                ClientHost,
+                RebalanceTimeout,
+                SessionTimeout,
+                Subscription,
+                Assignment
+            ]
+        );
+        for version in 0..=GROUP_METADATA_VALUE_MAX {
+            let layout = MemberLayout::of(version);
+            let present: Vec<MemberField> = fields(&MEMBER_METADATA, version).collect();
+            let expected: Vec<MemberField> = order
+                .iter()
+                .copied()
+                .filter(|f| match f {
+                    GroupInstanceId => layout.group_instance_id,
+                    RebalanceTimeout => layout.rebalance_timeout,
+                    _ => true,
+                })
+                .collect();
+            assert_eq!(present, expected, "version {version}");
+            assert_eq!(layout.group_instance_id, version >= 3);
+            assert_eq!(layout.rebalance_timeout, version >= 1);
+        }
+    }
 
     const GROUP: &str = "kafkesc-devcluster-group-id";
 
