@@ -29,7 +29,7 @@ use arrow_array::{
     StringArray, StructArray,
 };
 use arrow_buffer::{
-    ArrowNativeType, BooleanBuffer, Buffer, MutableBuffer, NullBuffer, NullBufferBuilder,
+    ArrowNativeType, BooleanBuffer, Buffer, MutableBuffer, NullBuffer,
     OffsetBuffer, ScalarBuffer,
 };
 use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields, Schema, SchemaRef};
@@ -352,11 +352,116 @@ trait Append {
     fn append(&mut self, len: usize, other: Self, other_len: usize);
 }
 
-fn append_nulls(nulls: &mut NullBufferBuilder, mut other: NullBufferBuilder) {
-    let len = other.len();
-    match other.finish() {
-        Some(other) => nulls.append_buffer(&other),
-        None => nulls.append_n_non_nulls(len),
+fn append_nulls(nulls: &mut Validity, other: Validity) {
+    nulls.append(other);
+}
+
+/// A column's validity, built row by row as arrow's `NullBufferBuilder` builds it (no bitmap
+/// until the first null, then a bit a row, set where valid), with the bitmap in a vector of
+/// bytes: every eighth row pushes a byte, where `NullBufferBuilder` grows its buffer by a
+/// byte with a call to `memset`.
+#[derive(Default)]
+struct Validity {
+    len: usize,
+    /// Once a row is null: `len.div_ceil(8)` bytes, the bits past `len` zero.
+    bits: Option<Vec<u8>>,
+}
+
+impl Validity {
+    fn new() -> Self {
+        Self::default()
+    }
+
+    #[inline(always)]
+    fn append_non_null(&mut self) {
+        if let Some(bits) = &mut self.bits {
+            let bit = self.len % 8;
+            match bits.last_mut() {
+                Some(last) if bit != 0 => *last |= 1 << bit,
+                _ => bits.push(1),
+            }
+        }
+        self.len += 1;
+    }
+
+    /// The bitmap, made (every row so far valid) if there was none.
+    fn materialize(&mut self) -> &mut Vec<u8> {
+        let len = self.len;
+        self.bits.get_or_insert_with(|| {
+            let mut bits = vec![0xff; len / 8];
+            if !len.is_multiple_of(8) {
+                bits.push((1u8 << (len % 8)) - 1);
+            }
+            bits
+        })
+    }
+
+    fn append_n_nulls(&mut self, n: usize) {
+        let len = self.len + n;
+        self.materialize().resize(len.div_ceil(8), 0);
+        self.len = len;
+    }
+
+    /// Appends `n` (at most 8) rows whose validity is `byte`'s low bits (the others zero).
+    fn append_byte(&mut self, byte: u8, n: usize) {
+        let shift = self.len % 8;
+        let bits = self.materialize();
+        match bits.last_mut() {
+            Some(last) if shift != 0 => {
+                *last |= byte << shift;
+                if shift + n > 8 {
+                    bits.push(byte >> (8 - shift));
+                }
+            }
+            _ => bits.push(byte),
+        }
+        self.len += n;
+    }
+
+    fn append_n_non_nulls(&mut self, n: usize) {
+        if self.bits.is_none() {
+            self.len += n;
+            return;
+        }
+        let mut left = n;
+        while left > 0 {
+            let k = left.min(8);
+            self.append_byte(((1u16 << k) - 1) as u8, k);
+            left -= k;
+        }
+    }
+
+    /// Takes `other`'s rows after these.
+    fn append(&mut self, other: Validity) {
+        let Some(bits) = other.bits else {
+            return self.append_n_non_nulls(other.len);
+        };
+        for (i, &byte) in bits.iter().enumerate() {
+            self.append_byte(byte, (other.len - 8 * i).min(8));
+        }
+    }
+
+    fn truncate(&mut self, len: usize) {
+        if len >= self.len {
+            return;
+        }
+        self.len = len;
+        if let Some(bits) = &mut self.bits {
+            bits.truncate(len.div_ceil(8));
+            if let (Some(last), true) = (bits.last_mut(), !len.is_multiple_of(8)) {
+                *last &= (1u8 << (len % 8)) - 1;
+            }
+        }
+    }
+
+    /// The validity, `None` if no row was ever null.
+    fn finish(self) -> Option<NullBuffer> {
+        let bits = self.bits?;
+        Some(NullBuffer::new(BooleanBuffer::new(
+            Buffer::from_vec(bits),
+            0,
+            self.len,
+        )))
     }
 }
 
@@ -554,14 +659,14 @@ fn prefetch_end<T>(v: &[T]) {
 /// A nullable primitive column. Rows are set in order; rows skipped are null.
 struct Primitive<T> {
     values: Vec<T>,
-    nulls: NullBufferBuilder,
+    nulls: Validity,
 }
 
 impl<T: ArrowNativeType> Primitive<T> {
     fn new() -> Self {
         Primitive {
             values: Vec::new(),
-            nulls: NullBufferBuilder::new(0),
+            nulls: Validity::new(),
         }
     }
 
@@ -609,7 +714,7 @@ impl<T: ArrowNativeType> Primitive<T> {
 struct Variable {
     offsets: Vec<i32>,
     data: Vec<u8>,
-    nulls: NullBufferBuilder,
+    nulls: Validity,
 }
 
 /// Where a [`Variable`] column stood, to go back to.
@@ -621,7 +726,7 @@ impl Variable {
         Variable {
             offsets: vec![0],
             data: Vec::new(),
-            nulls: NullBufferBuilder::new(0),
+            nulls: Validity::new(),
         }
     }
 
@@ -742,14 +847,14 @@ impl Utf8 {
 /// The offsets and validity of a nullable list column (its items live in child columns).
 struct Lists {
     offsets: Vec<i32>,
-    nulls: NullBufferBuilder,
+    nulls: Validity,
 }
 
 impl Lists {
     fn new() -> Self {
         Lists {
             offsets: vec![0],
-            nulls: NullBufferBuilder::new(0),
+            nulls: Validity::new(),
         }
     }
 
@@ -927,7 +1032,7 @@ impl TopicPartitions {
         let topics = self.topics.len();
         let partitions = Lists {
             offsets: self.partition_offsets,
-            nulls: NullBufferBuilder::new(0),
+            nulls: Validity::new(),
         }
         .finish(
             topics,
@@ -1858,6 +1963,67 @@ mod tests {
             let (runs, runs_walk) = decode_arrow_in_runs(&data, 7, 4, 2, min_run);
             assert_eq!(runs_walk.valid_bytes, one_walk.valid_bytes);
             assert_eq!(runs.unwrap(), one.unwrap());
+        }
+    }
+
+    /// `Validity` gives what arrow's `NullBufferBuilder` gives for the same rows, through
+    /// every operation the columns use.
+    #[test]
+    fn validity_builds_what_null_buffer_builder_builds() {
+        use arrow_buffer::NullBufferBuilder;
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for _ in 0..300 {
+            let (mut ours, mut theirs) = (Validity::new(), NullBufferBuilder::new(0));
+            for _ in 0..next(40) {
+                match next(5) {
+                    0 => {
+                        ours.append_non_null();
+                        theirs.append_non_null();
+                    }
+                    1 => {
+                        let n = next(20) as usize + 1;
+                        ours.append_n_nulls(n);
+                        theirs.append_n_nulls(n);
+                    }
+                    2 => {
+                        let n = next(20) as usize;
+                        ours.append_n_non_nulls(n);
+                        theirs.append_n_non_nulls(n);
+                    }
+                    3 => {
+                        let len = next(theirs.len() as u64 + 1) as usize;
+                        ours.truncate(len);
+                        theirs.truncate(len);
+                    }
+                    _ => {
+                        let (mut other, mut other_theirs) =
+                            (Validity::new(), NullBufferBuilder::new(0));
+                        for _ in 0..next(30) {
+                            if next(3) == 0 {
+                                other.append_n_nulls(1);
+                                other_theirs.append_null();
+                            } else {
+                                other.append_non_null();
+                                other_theirs.append_non_null();
+                            }
+                        }
+                        ours.append(other);
+                        let len = other_theirs.len();
+                        match other_theirs.finish() {
+                            Some(buffer) => theirs.append_buffer(&buffer),
+                            None => theirs.append_n_non_nulls(len),
+                        }
+                    }
+                }
+                assert_eq!(ours.len, theirs.len());
+            }
+            assert_eq!(ours.finish(), theirs.finish());
         }
     }
 
