@@ -29,8 +29,7 @@ use arrow_array::{
     StringArray, StructArray,
 };
 use arrow_buffer::{
-    ArrowNativeType, BooleanBuffer, Buffer, MutableBuffer, NullBuffer,
-    OffsetBuffer, ScalarBuffer,
+    ArrowNativeType, BooleanBuffer, Buffer, MutableBuffer, NullBuffer, OffsetBuffer, ScalarBuffer,
 };
 use arrow_schema::{ArrowError, DataType, Field, FieldRef, Fields, Schema, SchemaRef};
 
@@ -241,8 +240,13 @@ fn decode_runs(
         // to the end of the input gives what one walk of the whole input gives. Where the log
         // is corrupt, that decode stops at once, at the same batch.
         let at = walk.valid_bytes;
-        let (rest, rest_walk) =
-            decode_part(&data[at..], position + at, partition, data.len() - at, false);
+        let (rest, rest_walk) = decode_part(
+            &data[at..],
+            position + at,
+            partition,
+            data.len() - at,
+            false,
+        );
         columns.append(rest);
         walk = Walk {
             valid_bytes: at + rest_walk.valid_bytes,
@@ -1928,7 +1932,10 @@ mod tests {
             log.extend(batch);
         }
         assert_eq!(batch_start_near(&log, outer_at, 1 << 20), Some(outer_at));
-        assert_eq!(batch_start_near(&log, outer_at + 1, 1 << 20), Some(inner_at));
+        assert_eq!(
+            batch_start_near(&log, outer_at + 1, 1 << 20),
+            Some(inner_at)
+        );
         assert_eq!(batch_start_near(&log, inner_at + 1, 10), None);
         let (serial, _) = decode_arrow_in_runs(&log, 7, 4, 1, 1);
         let serial = serial.unwrap();
