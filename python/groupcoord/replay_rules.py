@@ -40,6 +40,7 @@ __all__ = [
     "LogicalKey",
     "Transaction",
     "is_pending",
+    "is_pending_record",
     "logical_key",
     "logical_key_bytes",
     "logical_key_columns",
@@ -62,6 +63,14 @@ _TYPE_1_PREFIX = b"\x00\x01"
 def is_pending(producer_id: int) -> bool:
     """Whether an offset commit of a batch with this producer id waits for a marker."""
     return producer_id != NO_PRODUCER_ID
+
+
+def is_pending_record(key: bytes | None, value: bytes | None) -> bool:
+    """Whether a raw record of a batch with a producer id waits for its producer's marker: an
+    offset commit (record type 0 or 1) with a value. A tombstone or a record of another type
+    applies at once when replayed, whatever the marker. (:func:`pending_mask` is this on
+    Arrow rows.)"""
+    return value is not None and key is not None and key[:2] in (_TYPE_0_PREFIX, _TYPE_1_PREFIX)
 
 
 def transaction_of(producer_id: int, partition: int) -> Transaction:

@@ -68,7 +68,7 @@ from pathlib import Path
 
 from groupcoord import codec
 from groupcoord.config import Config
-from groupcoord.replay_rules import is_pending, logical_key_bytes
+from groupcoord.replay_rules import is_pending, is_pending_record, logical_key_bytes
 from groupcoord.storage.checkpoint import OffsetCheckpoint
 from groupcoord.storage.index import OffsetIndex
 from groupcoord.storage.partition import PartitionLog, read_chunks
@@ -125,6 +125,12 @@ class _Transactions:
     first_open_offset: int | None = None
     idempotent: list[tuple[int, int]] = field(default_factory=list)
     """The non-transactional ones among them, in log order."""
+
+    def uncommitted(self, batch: codec.RecordBatch) -> bool:
+        """Whether ``batch`` waits for a marker and no COMMIT has ended it (yet)."""
+        return is_pending(batch.producer_id) and self.outcomes.get(
+            (batch.producer_id, batch.base_offset)
+        ) is not True
 
 
 @dataclass
@@ -339,14 +345,11 @@ class LogCleaner:
                 for batch in codec.read_batches(data, position=position):
                     if batch.is_control:
                         continue
-                    uncommitted = (
-                        is_pending(batch.producer_id)
-                        and transactions.outcomes.get((batch.producer_id, batch.base_offset)) is not True
-                    )
+                    uncommitted = transactions.uncommitted(batch)
                     for record in batch.records:
                         if record.key is None or record.offset < first_dirty:
                             continue
-                        if uncommitted and _waits_for_marker(record):
+                        if uncommitted and is_pending_record(record.key, record.value):
                             continue
                         key = logical_key_bytes(record.key)
                         if key not in latest and len(latest) >= self.map_capacity:
@@ -384,15 +387,12 @@ class LogCleaner:
                     if batch.is_control or batch.base_offset >= first_dirty:
                         continue
                     ended_here = (batch.producer_id, batch.base_offset) in ended
-                    uncommitted = (
-                        is_pending(batch.producer_id)
-                        and transactions.outcomes.get((batch.producer_id, batch.base_offset)) is not True
-                    )
+                    uncommitted = transactions.uncommitted(batch)
                     for record in batch.records:
                         if record.key is None or record.offset >= first_dirty:
                             continue
                         key = logical_key_bytes(record.key)
-                        waits = _waits_for_marker(record)
+                        waits = is_pending_record(record.key, record.value)
                         if ended_here and waits and key not in latest_below:
                             latest_below[key] = -1
                         if key in latest_below and not (uncommitted and waits):
@@ -486,10 +486,10 @@ class LogCleaner:
                         tombstones = False
                         for record in batch.records:
                             key = record.key
-                            if key is None or (aborted and _waits_for_marker(record)):
+                            if key is None or (aborted and is_pending_record(record.key, record.value)):
                                 continue
                             logical = logical_key_bytes(key)
-                            if unended and _waits_for_marker(record):
+                            if unended and is_pending_record(record.key, record.value):
                                 # Pending until its marker, superseded or not (the coordinator
                                 # holds it: a stable fetch is unstable, its group exists).
                                 open_pending.add(logical)
@@ -568,14 +568,6 @@ class LogCleaner:
             segment.close()
         for path in deleted:
             path.unlink(missing_ok=True)
-
-
-def _waits_for_marker(record: codec.Record) -> bool:
-    """Whether ``record``, in a batch with a producer id, waits for its producer's marker:
-    an offset commit (record type 0 or 1) with a value, as :func:`groupcoord.replay_rules.
-    pending_mask` says. A tombstone or another record type of such a batch applies at once
-    when replayed, whatever the marker, so it is mapped and kept like any other record."""
-    return record.value is not None and record.key is not None and record.key[:2] in (b"\x00\x00", b"\x00\x01")
 
 
 def _rewrite(
