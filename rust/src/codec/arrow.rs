@@ -356,10 +356,6 @@ trait Append {
     fn append(&mut self, len: usize, other: Self, other_len: usize);
 }
 
-fn append_nulls(nulls: &mut Validity, other: Validity) {
-    nulls.append(other);
-}
-
 /// A column's validity, built row by row as arrow's `NullBufferBuilder` builds it (no bitmap
 /// until the first null, then a bit a row, set where valid), with the bitmap in a vector of
 /// bytes: every eighth row pushes a byte, where `NullBufferBuilder` grows its buffer by a
@@ -483,7 +479,7 @@ impl<T: ArrowNativeType> Append for Primitive<T> {
         self.pad(len);
         other.pad(other_len);
         self.values.extend_from_slice(&other.values);
-        append_nulls(&mut self.nulls, other.nulls);
+        self.nulls.append(other.nulls);
     }
 }
 
@@ -496,7 +492,7 @@ impl Append for Variable {
         other.pad(other_len);
         append_offsets(&mut self.offsets, &other.offsets);
         self.data.extend_from_slice(&other.data);
-        append_nulls(&mut self.nulls, other.nulls);
+        self.nulls.append(other.nulls);
     }
 }
 
@@ -514,7 +510,7 @@ impl Append for Lists {
         self.pad(len);
         other.pad(other_len);
         append_offsets(&mut self.offsets, &other.offsets);
-        append_nulls(&mut self.nulls, other.nulls);
+        self.nulls.append(other.nulls);
     }
 }
 
