@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import pycodec
 import pytest
-
 from conftest import scaled
 from offsets_data import segment
 
-from groupcoord import _native, codec, pycodec
+from groupcoord import _native
+from groupcoord.format import codec
 
 COMPRESSIONS = ["none", "gzip", "snappy", "lz4", "zstd"]
 SIZE = scaled(100 << 20, 256 << 10)

@@ -23,10 +23,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from conftest import scaled
 
-from groupcoord import codec
 from groupcoord.config import Config
 from groupcoord.coordinator import (
     GroupCoordinator,
@@ -37,6 +35,7 @@ from groupcoord.coordinator import (
     TopicPartition,
 )
 from groupcoord.errors import Errors
+from groupcoord.format import codec
 from groupcoord.log.memory import InMemoryLog
 from groupcoord.purgatory import IMPLEMENTATIONS
 

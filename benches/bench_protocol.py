@@ -43,7 +43,7 @@ from groupcoord.protocol.messages.offset_commit import (
     OffsetCommitResponsePartition,
     OffsetCommitResponseTopic,
 )
-from groupcoord.protocol.schema import Request
+from groupcoord.protocol.message import Request
 
 from conftest import scaled
 

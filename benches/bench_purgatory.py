@@ -23,7 +23,6 @@ from functools import cache
 from typing import Any
 
 import pytest
-
 from conftest import scaled
 
 IMPL_IDS = ["rust", "python", "noop"]
@@ -51,7 +50,7 @@ def load(name: str) -> Impl:
 
         return Impl(name, _native.Purgatory, _native.DelayedOperation)
     if name == "python":
-        from groupcoord import pypurgatory
+        from groupcoord.purgatory import pure as pypurgatory
 
         return Impl(name, pypurgatory.Purgatory, pypurgatory.DelayedOperation)
     return Impl(name, None, _NoopOperation)

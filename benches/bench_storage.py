@@ -25,12 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from conftest import scaled
 from offsets_data import segment
 
-from groupcoord import codec
 from groupcoord.config import Config
+from groupcoord.format import codec
 from groupcoord.log import Append
 from groupcoord.storage import LogManager
 from groupcoord.storage.segment import walk_batches

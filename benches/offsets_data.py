@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from functools import cache
 
-from groupcoord import codec
+from groupcoord.format import codec
 
 
 @cache

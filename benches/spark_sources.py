@@ -5,7 +5,7 @@ sources over the same splits and schema.
   IPC files (memory-mapped, zero-copy): what any Python source costs Spark with no decoding
   at all, the ceiling of a Python source.
 - ``offsets_pure_python``: decodes with kafka-python's record parser and
-  ``groupcoord.pycodec`` (pure-Python keys, values and consumer protocol), rows to Arrow with
+  ``benches/pycodec.py`` (pure-Python keys, values and consumer protocol), rows to Arrow with
   ``pyarrow.RecordBatch.from_pylist``.
 
 This module must be importable by Spark's Python workers (the benchmark puts ``benches/``
@@ -19,14 +19,14 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
+import pycodec
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
-from groupcoord import pycodec
 from groupcoord.spark.files import Split, plan
-from groupcoord.spark.source import Options, arrow_schema
 from groupcoord.spark.scan import scan, with_corrupt_column
+from groupcoord.spark.source import Options, arrow_schema
 
 SCHEMA = arrow_schema(Options(paths=("-",)))
 """The ``consumer_offsets`` history schema in its default (PERMISSIVE) mode."""

@@ -54,7 +54,7 @@ def _after(*keys: str) -> Any:
 def commits(history: DataFrame) -> DataFrame:
     """Offset commits that took effect: group, topic, partition, offset, time (ms).
 
-    By the replay rules (``groupcoord.replay_rules``): a commit in a batch with a producer id
+    By the replay rules (``groupcoord.format.replay_rules``): a commit in a batch with a producer id
     counts once its producer's next marker in the same log partition is a COMMIT with no
     tombstone of its key in between; an aborted one, one whose transaction is still open at
     the end of the log, or one a tombstone removed before the COMMIT does not."""

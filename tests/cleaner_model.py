@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from groupcoord import codec
+from groupcoord.format import codec
 from groupcoord.config import Config
 from groupcoord.storage import LogCleaner, PartitionLog, read_directory
 from groupcoord.storage.checkpoint import CLEANER_OFFSET_FILE, OffsetCheckpoint

@@ -15,8 +15,8 @@ import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
-from groupcoord import codec
-from groupcoord.codec import (
+from groupcoord.format import codec
+from groupcoord.format.codec import (
     ConsumerGroupKey,
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,

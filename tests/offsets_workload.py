@@ -1,7 +1,7 @@
 """Test helpers for the offsets log: a replay oracle and a deterministic append workload.
 
 :func:`replay` gives the state a log yields (latest value per logical key, tombstones and
-transaction markers applied by the rules of :mod:`groupcoord.replay_rules`); it is the
+transaction markers applied by the rules of :mod:`groupcoord.format.replay_rules`); it is the
 yardstick that a recovered or cleaned log must meet. :func:`workload` is a reproducible
 sequence of appends (offset commits over a small key space so compaction has work,
 tombstones, group metadata, transactions ended by COMMIT or ABORT markers): a process that
@@ -16,13 +16,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from groupcoord import codec
+from groupcoord.format import codec
 from groupcoord.log import Append
-from groupcoord.replay_rules import LogicalKey, Transaction, is_pending, logical_key, transaction_of
+from groupcoord.format.replay_rules import LogicalKey, Transaction, is_pending, logical_key, transaction_of
 
 
 def replay(records: Iterable[Any]) -> dict[LogicalKey, Any]:
-    """The state a log replays to, by the rules of :mod:`groupcoord.replay_rules` applied record
+    """The state a log replays to, by the rules of :mod:`groupcoord.format.replay_rules` applied record
     by record: logical key -> value. ``records`` need ``partition``, ``offset``, ``control``,
     ``producer_id``, ``key`` and ``value`` (OffsetsRecord has them)."""
     committed: dict[LogicalKey, tuple[Any, int]] = {}

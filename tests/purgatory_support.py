@@ -27,7 +27,7 @@ def load_implementation(name: str) -> Impl:
 
         return Impl("rust", _native.Purgatory, _native.DelayedOperation)
     if name == "python":
-        from groupcoord import pypurgatory
+        from groupcoord.purgatory import pure as pypurgatory
 
         return Impl("python", pypurgatory.Purgatory, pypurgatory.DelayedOperation)
     raise ValueError(name)

@@ -13,7 +13,7 @@ what a compacted table holds in one shape, so that tests compare them with ``==`
 
 The coordinator does not serve the new coordinator's record types (3 and up); for those
 :func:`latest_other_records` gives what the compacted view must keep: the last record of each
-logical key (:func:`groupcoord.replay_rules.logical_key`) that has a value.
+logical key (:func:`groupcoord.format.replay_rules.logical_key`) that has a value.
 """
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from groupcoord import codec
+from groupcoord.format import codec
 from groupcoord.config import Config
 from groupcoord.coordinator import GroupCoordinator, MockTime
 from groupcoord.log.memory import InMemoryLog
-from groupcoord.replay_rules import logical_key
+from groupcoord.format.replay_rules import logical_key
 
 View = tuple[dict[tuple[str, str, int], tuple[Any, ...]], dict[str, tuple[Any, ...]]]
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from groupcoord import codec
-from groupcoord.dump_log import NO_SEGMENTS
+from groupcoord.format import codec
+from groupcoord.cli.dump_log import NO_SEGMENTS
 
 from offsets_logs import every_kind
 from test_codec import SEGMENT, _log_of_many_chunks

@@ -26,9 +26,9 @@ from kafka.record.memory_records import MemoryRecords
 
 from offsets_logs import every_kind
 
-from groupcoord import codec
+from groupcoord.format import codec
 from groupcoord.storage.partition import partition_of_directory
-from groupcoord.codec import (
+from groupcoord.format.codec import (
     ConsumerProtocolAssignment,
     ConsumerProtocolSubscription,
     CorruptRecordError,
@@ -184,7 +184,7 @@ def test_reading_a_segment_lets_other_threads_run(tmp_path: Path, reader: str) -
     os.mkfifo(fifo)
     child = f"""
 import threading
-from groupcoord import codec
+from groupcoord.format import codec
 out = []
 reading = threading.Thread(target=lambda: out.append(codec.{reader}({str(fifo)!r})))
 reading.start()
@@ -1004,7 +1004,7 @@ def test_a_memoryview_of_bytes_is_read_where_it_lies() -> None:
     (an iterator holds its input, copied or not, while it lives)."""
     child = """
 import resource, sys
-from groupcoord import codec
+from groupcoord.format import codec
 def resident():
     with open("/proc/self/statm") as statm:
         return int(statm.read().split()[1]) * resource.getpagesize()

@@ -7,8 +7,8 @@ import json
 import pyarrow as pa
 import pytest
 
-from groupcoord import codec
-from groupcoord.dump_log import _json_line
+from groupcoord.format import codec
+from groupcoord.cli.dump_log import _json_line
 
 from offsets_logs import CONSUMER_GROUP_RECORDS
 from test_codec import SEGMENT

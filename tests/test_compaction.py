@@ -1,4 +1,4 @@
-"""The compacted view (groupcoord.compaction) against what the coordinator loads from the same
+"""The compacted view (groupcoord.format.compaction) against what the coordinator loads from the same
 log, on logs of every record kind and on random logs with transactions, chunked every which
 way."""
 
@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from groupcoord import codec
-from groupcoord.codec import GroupMetadataKey, GroupMetadataValue, OffsetCommitKey, OffsetCommitValue
-from groupcoord.compaction import Compactor, compact, compacted_state
+from groupcoord.format import codec
+from groupcoord.format.codec import GroupMetadataKey, GroupMetadataValue, OffsetCommitKey, OffsetCommitValue
+from groupcoord.format.compaction import Compactor, compact, compacted_state
 
 from offsets_logs import CONSUMER_GROUP_RECORDS, LogBuilder, encoded, every_kind
 from replayed_state import compacted_view, coordinator_view, latest_other_records, load_bytes

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from groupcoord import codec, inspect
+from groupcoord.format import codec, inspect
 from groupcoord.config import Config
 from groupcoord.protocol.primitives import write_array_length, write_nullable_string, write_unsigned_varint
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from groupcoord import codec
+from groupcoord.format import codec
 from groupcoord.config import Config
 from groupcoord.errors import Errors
 from groupcoord.log import Append, AppendError

@@ -12,12 +12,12 @@ from groupcoord.protocol.messages.api_versions import ApiVersionsResponse
 from groupcoord.protocol.messages.fetch import FetchRequest, FetchResponse, PartitionData
 from groupcoord.protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
 from groupcoord.protocol.messages.metadata import MetadataResponse, MetadataResponseTopic
+from groupcoord.protocol.message import Request
 from groupcoord.protocol.schema import (
     INT8,
     INT32,
     STRING,
     Array,
-    Request,
     Struct,
     field,
     parse_versions,

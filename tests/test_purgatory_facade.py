@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from groupcoord import _native, pypurgatory
+from groupcoord import _native
+from groupcoord.purgatory import pure as pypurgatory
 
 
 def test_facade_defaults_to_rust() -> None:

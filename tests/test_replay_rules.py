@@ -1,4 +1,4 @@
-"""The replay rules (groupcoord.replay_rules) as the coordinator and the compacted view apply
+"""The replay rules (groupcoord.format.replay_rules) as the coordinator and the compacted view apply
 them: the same state from the same log."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from groupcoord import codec, inspect
-from groupcoord.codec import (
+from groupcoord.format import codec, inspect
+from groupcoord.format.codec import (
     ConsumerGroupKey,
     GroupMetadataKey,
     GroupMetadataValue,
@@ -19,10 +19,10 @@ from groupcoord.codec import (
     OffsetCommitValue,
     OpaqueKey,
 )
-from groupcoord.compaction import compact
+from groupcoord.format.compaction import compact
 from groupcoord.config import Config
 from groupcoord.partitioner import partition_for
-from groupcoord.replay_rules import logical_key, logical_key_bytes
+from groupcoord.format.replay_rules import logical_key, logical_key_bytes
 from groupcoord.spark.files import plan
 from groupcoord.spark.scan import BadBatch, scan
 from groupcoord.storage import LogCleaner, PartitionLog

@@ -12,10 +12,10 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from groupcoord import codec
-from groupcoord.codec import OffsetCommitKey, OffsetCommitValue
+from groupcoord.format import codec
+from groupcoord.format.codec import OffsetCommitKey, OffsetCommitValue
 from groupcoord.spark.files import find_segments, plan, plan_splits
-from groupcoord.compaction import compact
+from groupcoord.format.compaction import compact
 from groupcoord.spark.scan import BadBatch, CorruptSegmentError, scan
 from groupcoord.storage import read_directory
 
@@ -39,7 +39,7 @@ def rows(items: list[object]) -> list[dict[str, object]]:
 
 def test_import_without_pyspark() -> None:
     code = ("import sys; sys.modules['pyspark'] = None\n"
-            "import groupcoord, groupcoord.compaction, groupcoord.spark, groupcoord.spark.files, groupcoord.spark.scan\n"
+            "import groupcoord, groupcoord.format.compaction, groupcoord.spark, groupcoord.spark.files, groupcoord.spark.scan\n"
             "try:\n    import groupcoord.spark.source\nexcept ImportError: print('source needs pyspark')")
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
     assert out.strip() == "source needs pyspark"

@@ -15,9 +15,9 @@ from pyspark.errors import PySparkException
 from pyspark.sql.pandas.types import from_arrow_schema
 
 import groupcoord.spark
-from groupcoord import codec, inspect
-from groupcoord.codec import GroupMetadataKey, GroupMetadataValue, OffsetCommitKey, OffsetCommitValue
-from groupcoord.compaction import compact
+from groupcoord.format import codec, inspect
+from groupcoord.format.codec import GroupMetadataKey, GroupMetadataValue, OffsetCommitKey, OffsetCommitValue
+from groupcoord.format.compaction import compact
 from groupcoord.config import Config
 from groupcoord.spark.scan import CORRUPT_RECORD_TYPE
 from groupcoord.storage import read_directory

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from groupcoord import codec
+from groupcoord.format import codec
 from groupcoord.config import Config
-from groupcoord.replay_rules import logical_key_bytes
+from groupcoord.format.replay_rules import logical_key_bytes
 from groupcoord.storage import LogCleaner, PartitionLog, read_directory
 from groupcoord.storage.checkpoint import CLEANER_OFFSET_FILE, OffsetCheckpoint
 from groupcoord.storage.segment import walk_batches

@@ -19,7 +19,7 @@ import random
 import time
 from pathlib import Path
 
-from groupcoord import codec
+from groupcoord.format import codec
 from groupcoord.storage import LogManager
 from groupcoord.storage.checkpoint import CLEANER_OFFSET_FILE, OffsetCheckpoint
 from crash_support import Child

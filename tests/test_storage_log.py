@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
-from groupcoord import codec
+from groupcoord.format import codec
 from groupcoord.config import Config
 from groupcoord.storage import PartitionLog, read_directory
 from groupcoord.storage.index import OffsetIndex

@@ -18,7 +18,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
-from groupcoord import codec
+from groupcoord.format import codec
 from groupcoord.config import Config
 from groupcoord.coordinator import (
     GroupCoordinator,

@@ -17,7 +17,7 @@ from coordinator_context import (
     durable_view,
 )
 
-from groupcoord import codec
+from groupcoord.format import codec
 from groupcoord.coordinator import GroupState, OffsetAndMetadata, TopicPartition
 from groupcoord.errors import Errors
 

@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 from coordinator_context import call_handler, durable_view
 
-from groupcoord import codec, inspect
+from groupcoord.format import codec, inspect
 from groupcoord.config import Config
 from groupcoord.coordinator import GroupState, JoinGroupResult, OffsetAndMetadata, TopicPartition
 from groupcoord.coordinator.runtime import CoordinatorRuntime

@@ -19,7 +19,7 @@ from coordinator_context import (
     static_members_join_and_rebalance,
 )
 
-from groupcoord import codec
+from groupcoord.format import codec
 from groupcoord.coordinator import (
     ClassicGroup,
     GroupOverview,

@@ -18,7 +18,7 @@ from coordinator_context import (
     static_members_join_and_rebalance,
 )
 
-from groupcoord import codec
+from groupcoord.format import codec
 from groupcoord.coordinator import GroupState, JoinGroupResult, OffsetAndMetadata, SyncGroupResult, TopicPartition
 from groupcoord.coordinator.records import CoordinatorRecord
 from groupcoord.errors import Errors

@@ -11,7 +11,7 @@ from typing import Any
 
 from coordinator_context import call_handler
 
-from groupcoord import codec
+from groupcoord.format import codec
 from groupcoord.config import Config
 from groupcoord.coordinator import JoinGroupResult, OffsetAndMetadata, TopicPartition
 from groupcoord.coordinator.records import offset_commit_record

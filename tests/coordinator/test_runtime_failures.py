@@ -22,7 +22,7 @@ from log_faults import corrupt_first_segment, fail_disk, slow_close, write_commi
 
 from coordinator_context import call_handler
 
-from groupcoord import codec
+from groupcoord.format import codec
 from groupcoord.config import Config
 from groupcoord.coordinator import JoinGroupResult, OffsetAndMetadata, TopicPartition
 from groupcoord.coordinator.records import offset_commit_record

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from groupcoord import codec
 from groupcoord.coordinator.clock import Time
 from groupcoord.coordinator.results import (
     JoinCallback,
@@ -25,6 +24,7 @@ from groupcoord.coordinator.results import (
     SyncGroupResult,
 )
 from groupcoord.errors import Errors
+from groupcoord.format import codec
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from groupcoord import codec
 from groupcoord.config import Config
 from groupcoord.coordinator.clock import Time
 from groupcoord.coordinator.group import ClassicGroup, ClassicGroupMember, GroupState
@@ -40,9 +39,10 @@ from groupcoord.errors import (
     append_error_to_response_error,
     offset_commit_append_error_to_response_error,
 )
+from groupcoord.format import codec
+from groupcoord.format.replay_rules import NO_PRODUCER_ID, Transaction, is_pending, transaction_of
 from groupcoord.log import NO_SEQUENCE, Append, AppendError, PartitionWriter
 from groupcoord.partitioner import partition_for
-from groupcoord.replay_rules import NO_PRODUCER_ID, Transaction, is_pending, transaction_of
 
 log = logging.getLogger(__name__)
 

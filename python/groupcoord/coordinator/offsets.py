@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple
 
 from groupcoord.coordinator.results import OffsetAndMetadata, TopicPartition
-from groupcoord.replay_rules import Transaction
+from groupcoord.format.replay_rules import Transaction
 
 
 class CommittedOffset(NamedTuple):

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from groupcoord import codec
 from groupcoord.coordinator.group import ClassicGroup, IllegalGroupStateError
 from groupcoord.coordinator.results import OffsetAndMetadata, TopicPartition
+from groupcoord.format import codec
 
 RecordKey = codec.OffsetCommitKey | codec.GroupMetadataKey
 RecordValue = codec.OffsetCommitValue | codec.GroupMetadataValue

@@ -27,11 +27,11 @@ import time as _time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Protocol
 
-from groupcoord import codec
 from groupcoord import purgatory as purgatories
 from groupcoord.config import Config
 from groupcoord.coordinator.clock import SystemTime, Time
 from groupcoord.coordinator.group_coordinator import GroupCoordinator
+from groupcoord.format import codec
 from groupcoord.log import Append, AppendCallback, AppendError, PartitionReader, PartitionWriter
 
 log = logging.getLogger(__name__)

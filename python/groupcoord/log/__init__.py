@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from groupcoord import codec
-from groupcoord.codec import OffsetsRecord
 from groupcoord.errors import Errors
-from groupcoord.replay_rules import NO_PRODUCER_ID
+from groupcoord.format import codec
+from groupcoord.format.codec import OffsetsRecord
+from groupcoord.format.replay_rules import NO_PRODUCER_ID
 
 __all__ = [
     "Append",
@@ -87,7 +87,7 @@ def encode_append(base_offset: int, appends: Sequence[Append], compression: str 
 
     Several appends share one batch only if none is a marker and all have the same producer
     fields and base sequence (the caller merges consecutive plain appends); each record keeps
-    its append's timestamp. ``compression`` is one of :data:`groupcoord.codec.COMPRESSIONS`. Both logs
+    its append's timestamp. ``compression`` is one of :data:`groupcoord.format.codec.COMPRESSIONS`. Both logs
     write exactly these bytes.
     """
     first = appends[0]

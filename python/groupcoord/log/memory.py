@@ -15,8 +15,8 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from groupcoord import codec
 from groupcoord.errors import Errors
+from groupcoord.format import codec
 from groupcoord.log import Append, AppendCallback, AppendError, encode_append, offsets_taken
 
 __all__ = ["InMemoryLog"]

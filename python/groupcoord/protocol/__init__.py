@@ -29,7 +29,8 @@ from groupcoord.protocol.headers import (
     response_header_version,
 )
 from groupcoord.protocol.registry import APIS, Api
-from groupcoord.protocol.schema import Message, Request, Response, Struct
+from groupcoord.protocol.message import Message, Request, Response
+from groupcoord.protocol.schema import Struct
 
 __all__ = [
     "APIS",

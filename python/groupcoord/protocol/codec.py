@@ -39,12 +39,12 @@ from groupcoord.protocol.schema import (
     Array,
     Field,
     FieldType,
-    Message,
+    MessageSchema,
     Primitive,
     Struct,
 )
 
-M = TypeVar("M", bound=Message)
+M = TypeVar("M", bound=MessageSchema)
 Decoder = Callable[[bytes, int], tuple[Any, int]]
 Encoder = Callable[[Any, bytearray], None]
 
@@ -186,7 +186,7 @@ def _reference_decode_struct(
     return cls(**values), pos
 
 
-def require_decodable(cls: type[Message], version: int) -> None:
+def require_decodable(cls: type[MessageSchema], version: int) -> None:
     """Raise UnsupportedVersionError unless ``cls`` declares ``version``."""
     if not cls.supports(version):
         raise UnsupportedVersionError(
@@ -196,7 +196,7 @@ def require_decodable(cls: type[Message], version: int) -> None:
         )
 
 
-def require_encodable(cls: type[Message], version: int) -> None:
+def require_encodable(cls: type[MessageSchema], version: int) -> None:
     """Raise EncodeError unless ``cls`` declares ``version``."""
     if not cls.supports(version):
         raise EncodeError(
@@ -321,7 +321,7 @@ def _reference_encode_struct(
         p.write_tagged_fields(out, sorted(tagged))
 
 
-def reference_encode(message: Message, out: bytearray, version: int) -> None:
+def reference_encode(message: MessageSchema, out: bytearray, version: int) -> None:
     """Append ``message`` at ``version`` to ``out`` with the reference codec."""
     cls = type(message)
     require_encodable(cls, version)
@@ -750,7 +750,7 @@ def _struct_encoder(cls: type[Struct], version: int, flexible: bool) -> Encoder:
 # ---- entry points -----------------------------------------------------------------------------
 
 
-def decoder_for(cls: type[Message], version: int) -> Decoder:
+def decoder_for(cls: type[MessageSchema], version: int) -> Decoder:
     """The compiled decoder of ``cls`` at ``version``: ``(buf, pos) -> (message, end)``."""
     require_decodable(cls, version)
     decoder = _struct_decoder(cls, version, cls.is_flexible(version))
@@ -758,7 +758,7 @@ def decoder_for(cls: type[Message], version: int) -> Decoder:
     return decoder
 
 
-def encoder_for(cls: type[Message], version: int) -> Encoder:
+def encoder_for(cls: type[MessageSchema], version: int) -> Encoder:
     """The compiled encoder of ``cls`` at ``version``: ``(message, out) -> None``."""
     require_encodable(cls, version)
     encoder = _struct_encoder(cls, version, cls.is_flexible(version))
@@ -783,7 +783,7 @@ def decode_message(cls: type[M], data: bytes, pos: int, version: int) -> tuple[M
 
 
 def explain_decode_failure(
-    cls: type[Message], version: int, data: bytes, pos: int, exc: Exception
+    cls: type[MessageSchema], version: int, data: bytes, pos: int, exc: Exception
 ) -> ProtocolError:
     """The precise error for bytes the compiled decoder rejected, from the reference codec.
 
@@ -797,7 +797,7 @@ def explain_decode_failure(
     raise exc
 
 
-def explain_encode_failure(message: Message, version: int, exc: Exception) -> EncodeError:
+def explain_encode_failure(message: MessageSchema, version: int, exc: Exception) -> EncodeError:
     """The precise error for a message the compiled encoder could not encode."""
     try:
         reference_encode(message, bytearray(), version)

@@ -36,7 +36,7 @@ from groupcoord.protocol.headers import (
 from groupcoord.protocol.messages.api_versions import ApiVersion, ApiVersionsResponse
 from groupcoord.protocol.primitives import INT32
 from groupcoord.protocol.registry import APIS
-from groupcoord.protocol.schema import Request, Response
+from groupcoord.protocol.message import Request, Response
 
 DEFAULT_MAX_REQUEST_SIZE = 104_857_600
 """Kafka's ``socket.request.max.bytes`` default (100 MiB)."""

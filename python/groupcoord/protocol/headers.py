@@ -10,7 +10,8 @@ before it knows which versions the broker speaks (kafka-python and librdkafka re
 
 from __future__ import annotations
 
-from groupcoord.protocol.schema import INT16, INT32, STRING, Message, field
+from groupcoord.protocol.message import Message
+from groupcoord.protocol.schema import INT16, INT32, STRING, field
 
 API_VERSIONS_KEY = 18
 

@@ -36,7 +36,8 @@ from groupcoord.protocol.messages.offset_for_leader_epoch import (
 )
 from groupcoord.protocol.messages.produce import ProduceRequest, ProduceResponse
 from groupcoord.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
-from groupcoord.protocol.schema import Request, Response, VersionRange, in_range
+from groupcoord.protocol.message import Request, Response
+from groupcoord.protocol.schema import VersionRange, in_range
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ Every class gets a keyword-only ``__init__`` (every argument optional), ``__eq__
 ``__repr__``, and ``__slots__``. Type checkers see the classes as dataclasses
 (``dataclass_transform``), so handlers get typed attributes. Encoders and decoders are
 derived from the declarations by :mod:`groupcoord.protocol.codec`, once per (message,
-version).
+version); :mod:`groupcoord.protocol.message` gives messages their ``encode`` and ``decode``.
 """
 
 from __future__ import annotations
@@ -265,9 +265,10 @@ class Struct(metaclass=StructMeta):
     __fields__: ClassVar[tuple[Field, ...]] = ()
 
 
-class Message(Struct):
-    """A struct with its own valid and flexible versions: a request or response body, or a
-    header. ``encode`` and ``decode`` derive their codec from the declaration."""
+class MessageSchema(Struct):
+    """A struct with its own valid and flexible versions: the declaration of a request or
+    response body, or a header. :class:`groupcoord.protocol.message.Message` adds its
+    ``encode`` and ``decode``."""
 
     name: ClassVar[str] = ""
     min_version: ClassVar[int] = 0
@@ -296,81 +297,6 @@ class Message(Struct):
     def supports(cls, version: int) -> bool:
         return cls.min_version <= version <= cls.max_version
 
-    @classmethod
-    def decode(cls, data: bytes | bytearray | memoryview, version: int) -> Self:
-        """Decode ``data``, which must hold exactly one message at ``version``.
-
-        Raises:
-            ProtocolError: truncated or malformed bytes, trailing bytes, or an undeclared
-                version; it names the message, the field and the byte position.
-        """
-        if type(data) is not bytes:
-            data = bytes(data)
-        decode = cls._decoders.get(version)
-        if decode is None:
-            from groupcoord.protocol.codec import decoder_for
-
-            decode = decoder_for(cls, version)
-        try:
-            message, end = decode(data, 0)
-        except Exception as exc:
-            from groupcoord.protocol.codec import explain_decode_failure
-
-            raise explain_decode_failure(cls, version, data, 0, exc) from None
-        if end != len(data):
-            raise ProtocolError(
-                f"{len(data) - end} bytes left over after the message",
-                message_name=cls.name,
-                api_version=version,
-                position=end,
-            )
-        return message  # type: ignore[no-any-return]
-
-    def encode(self, version: int) -> bytes:
-        """The message's bytes at ``version``.
-
-        Raises:
-            EncodeError: a value the declaration cannot encode at ``version`` (a None where
-                the field is not nullable, an integer out of range, a wrong type).
-        """
-        out = bytearray()
-        self.encode_into(out, version)
-        return bytes(out)
-
-    def encode_into(self, out: bytearray, version: int) -> None:
-        """Append the message's bytes at ``version`` to ``out``."""
-        encode = self._encoders.get(version)
-        if encode is None:
-            from groupcoord.protocol.codec import encoder_for
-
-            encode = encoder_for(type(self), version)
-        try:
-            encode(self, out)
-        except Exception as exc:
-            from groupcoord.protocol.codec import explain_encode_failure
-
-            raise explain_encode_failure(self, version, exc) from exc
-
-
-class Request(Message):
-    """A request body; ``api_key`` identifies the API."""
-
-    api_key: ClassVar[int] = -1
-
-    def __init_subclass__(cls, *, api_key: int = -1, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        cls.api_key = api_key
-
-
-class Response(Message):
-    """A response body; ``api_key`` identifies the API."""
-
-    api_key: ClassVar[int] = -1
-
-    def __init_subclass__(cls, *, api_key: int = -1, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        cls.api_key = api_key
-
 
 __all__ = [
     "Array",
@@ -382,11 +308,9 @@ __all__ = [
     "INT32",
     "INT64",
     "INT8",
-    "Message",
+    "MessageSchema",
     "Primitive",
     "RECORDS",
-    "Request",
-    "Response",
     "STRING",
     "Struct",
     "UINT16",

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sized
+from typing import Protocol
 
 from groupcoord.coordinator import GroupState
-
-if TYPE_CHECKING:
-    from groupcoord.server.broker import Broker
+from groupcoord.coordinator.group_coordinator import GroupCoordinator
+from groupcoord.coordinator.runtime import CoordinatorRuntime
+from groupcoord.storage.cleaner import LogCleaner
 
 LATENCY_BUCKETS_S = (
     0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
@@ -49,6 +49,22 @@ class Histogram:
             yield bound, total
 
 
+class Observed(Protocol):
+    """What the metrics read when scraped: the broker's parts."""
+
+    @property
+    def coordinator(self) -> GroupCoordinator: ...
+
+    @property
+    def runtime(self) -> CoordinatorRuntime: ...
+
+    @property
+    def cleaner(self) -> LogCleaner | None: ...
+
+    @property
+    def fetches(self) -> Sized: ...
+
+
 class Metrics:
     def __init__(self) -> None:
         self.requests: dict[str, Histogram] = {}
@@ -65,7 +81,7 @@ class Metrics:
             histogram = self.requests[api] = Histogram()
         histogram.observe(seconds)
 
-    def render(self, broker: Broker) -> str:
+    def render(self, broker: Observed) -> str:
         out: list[str] = []
 
         def family(name: str, kind: str, help_text: str) -> None:

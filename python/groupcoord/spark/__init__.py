@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["NAME", "compacted", "register"]
+from groupcoord.spark.files import NAME
 
-NAME = "consumer_offsets"
+__all__ = ["NAME", "compacted", "register"]
 
 
 def register(spark: Any) -> None:

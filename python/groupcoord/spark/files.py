@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from groupcoord import codec
+from groupcoord.format import codec
 from groupcoord.storage.index import OffsetIndex
 from groupcoord.storage.partition import directory_segments, partition_of_directory, partitions_under
 from groupcoord.storage.segment import (
@@ -37,6 +37,9 @@ from groupcoord.storage.segment import (
     segment_name,
     walk_batches,
 )
+
+NAME = "consumer_offsets"
+"""The data source's name: ``spark.read.format(NAME)``."""
 
 __all__ = ["Segment", "Split", "find_segments", "plan_splits"]
 

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 import pyarrow as pa  # type: ignore[import-untyped]
 
-from groupcoord import codec
+from groupcoord.format import codec
 from groupcoord.spark.files import Split
 from groupcoord.storage.segment import LOG_OVERHEAD, MIN_BATCH_LENGTH, batch_boundaries
 

@@ -4,7 +4,7 @@
 partition per run of splits (a piece of a big segment cut at batch boundaries, or small
 segments packed together up to ``maxSplitBytes``); the
 compacted view one per ``__consumer_offsets`` partition, whose splits are folded in offset
-order through :class:`groupcoord.compaction.Compactor` so that it is exact however the
+order through :class:`groupcoord.format.compaction.Compactor` so that it is exact however the
 partition's segments are cut. ``read()`` yields Arrow record batches decoded in Rust.
 """
 
@@ -21,9 +21,9 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
-from groupcoord import codec
-from groupcoord.compaction import Compactor
-from groupcoord.spark.files import Split, plan
+from groupcoord.format import codec
+from groupcoord.format.compaction import Compactor
+from groupcoord.spark.files import NAME, Split, plan
 from groupcoord.spark.scan import (
     CHUNK_BYTES,
     CORRUPT_RECORD_TYPE,
@@ -36,7 +36,7 @@ from groupcoord.spark.scan import (
 
 __all__ = ["ConsumerOffsetsDataSource", "Options", "arrow_schema", "pack"]
 
-from groupcoord.spark import NAME
+
 VIEWS = ("history", "compacted")
 MODES: tuple[Mode, ...] = ("PERMISSIVE", "DROPMALFORMED", "FAILFAST")
 DEFAULT_MAX_SPLIT_BYTES = 128 << 20

@@ -16,8 +16,8 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 from pyspark.sql import DataFrame
 
-from groupcoord import codec
-from groupcoord.compaction import Compactor
+from groupcoord.format import codec
+from groupcoord.format.compaction import Compactor
 
 __all__ = ["compacted"]
 

@@ -12,7 +12,7 @@ What a cleaning pass of one partition does (Kafka's ``LogCleaner``, offsets-log-
   ``offsets.topic.segment.bytes``, keeping a record only if it is the latest for its key.
   Records without a key and the offset commits of aborted transactions are dropped.
 * Which records replace older ones follows the coordinator's replay
-  (:mod:`groupcoord.replay_rules`): an offset commit of a batch with a producer id counts only
+  (:mod:`groupcoord.format.replay_rules`): an offset commit of a batch with a producer id counts only
   once a COMMIT marker of that producer ended it, and a marker stays while a record it ends
   remains. A tombstone or a record of another type in such a batch applies at once when
   replayed, so it is mapped at once and kept even in an aborted transaction (neither Kafka
@@ -35,7 +35,7 @@ What a cleaning pass of one partition does (Kafka's ``LogCleaner``, offsets-log-
   group's last offset, so the cleaned segment always ends where the group ended.
 
 **The key.** Kafka's cleaner compares raw key bytes. groupcoord compares *logical* keys
-(:func:`groupcoord.replay_rules.logical_key_bytes`): an OffsetCommit key of record type 0
+(:func:`groupcoord.format.replay_rules.logical_key_bytes`): an OffsetCommit key of record type 0
 (written by brokers before 0.9) and one of type 1 for the same group, topic and partition are
 the same key, as they are to the coordinator that replays them. With raw bytes a type-0 commit
 would survive its type-1 tombstone and come back once the tombstone is dropped; with logical
@@ -66,9 +66,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from groupcoord import codec
 from groupcoord.config import Config
-from groupcoord.replay_rules import is_pending, is_pending_record, logical_key_bytes
+from groupcoord.format import codec
+from groupcoord.format.replay_rules import is_pending, is_pending_record, logical_key_bytes
 from groupcoord.storage.checkpoint import OffsetCheckpoint
 from groupcoord.storage.index import OffsetIndex
 from groupcoord.storage.partition import PartitionLog, read_chunks
@@ -117,7 +117,7 @@ class _Aborted(Exception):
 @dataclass
 class _Transactions:
     """What the whole log says about the batches that wait for a marker (those with a producer
-    id, :func:`~groupcoord.replay_rules.is_pending`), by producer id and base offset: committed
+    id, :func:`~groupcoord.format.replay_rules.is_pending`), by producer id and base offset: committed
     (True) or aborted (False), absent while open; and the first offset of a still-open
     transactional one (the last stable offset)."""
 

@@ -29,8 +29,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from groupcoord import codec
 from groupcoord.config import Config
+from groupcoord.format import codec
 from groupcoord.log import Append, AppendCallback
 from groupcoord.storage.checkpoint import CLEANER_OFFSET_FILE, RECOVERY_POINT_FILE, OffsetCheckpoint
 from groupcoord.storage.cleaner import LogCleaner

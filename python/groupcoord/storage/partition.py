@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from groupcoord import codec
 from groupcoord.config import INT32_MAX, Config
+from groupcoord.format import codec
 from groupcoord.storage.segment import (
     CLEANED_SUFFIX,
     DELETED_SUFFIX,

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from groupcoord import codec
+from groupcoord.format import codec
 from groupcoord.storage.index import OffsetIndex
 
 __all__ = [

@@ -35,11 +35,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from groupcoord import codec
 from groupcoord.config import Config
 from groupcoord.errors import Errors
+from groupcoord.format import codec
+from groupcoord.format.replay_rules import is_pending
 from groupcoord.log import Append, AppendCallback, AppendError, encode_append, offsets_taken
-from groupcoord.replay_rules import is_pending
 from groupcoord.storage.flush import FlushPolicy
 from groupcoord.storage.partition import PartitionLog
 

@@ -7,6 +7,7 @@ unsupported version with the v0 body (see ``groupcoord.protocol.frames``).
 
 from __future__ import annotations
 
+from groupcoord.protocol.message import Request, Response
 from groupcoord.protocol.schema import (
     BOOL,
     INT16,
@@ -14,8 +15,6 @@ from groupcoord.protocol.schema import (
     INT64,
     STRING,
     Array,
-    Request,
-    Response,
     Struct,
     field,
 )

@@ -5,7 +5,15 @@ Version notes: v1 is the same as v0 (the broker may throttle); v2 is the first f
 
 from __future__ import annotations
 
-from groupcoord.protocol.schema import INT16, INT32, STRING, Array, Request, Response, Struct, field
+from groupcoord.protocol.message import Request, Response
+from groupcoord.protocol.schema import (
+    INT16,
+    INT32,
+    STRING,
+    Array,
+    Struct,
+    field,
+)
 
 
 class DeleteGroupsRequest(Request, api_key=42, versions="0-2", flexible="2+"):

@@ -7,6 +7,7 @@ group with GROUP_ID_NOT_FOUND and adds a per-group error_message (KIP-1043).
 
 from __future__ import annotations
 
+from groupcoord.protocol.message import Request, Response
 from groupcoord.protocol.schema import (
     BOOL,
     BYTES,
@@ -14,8 +15,6 @@ from groupcoord.protocol.schema import (
     INT32,
     STRING,
     Array,
-    Request,
-    Response,
     Struct,
     field,
 )

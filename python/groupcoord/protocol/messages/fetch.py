@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from uuid import UUID as PyUUID
 
+from groupcoord.protocol.message import Request, Response
 from groupcoord.protocol.schema import (
     INT8,
     INT16,
@@ -26,8 +27,6 @@ from groupcoord.protocol.schema import (
     STRING,
     UUID,
     Array,
-    Request,
-    Response,
     Struct,
     field,
 )

@@ -8,14 +8,13 @@ widen the errors and key types a broker may return.
 
 from __future__ import annotations
 
+from groupcoord.protocol.message import Request, Response
 from groupcoord.protocol.schema import (
     INT8,
     INT16,
     INT32,
     STRING,
     Array,
-    Request,
-    Response,
     Struct,
     field,
 )

@@ -5,7 +5,8 @@ Version notes: v1 adds throttle_time_ms; v3 adds group_instance_id (KIP-345).
 
 from __future__ import annotations
 
-from groupcoord.protocol.schema import INT16, INT32, STRING, Request, Response, field
+from groupcoord.protocol.message import Request, Response
+from groupcoord.protocol.schema import INT16, INT32, STRING, field
 
 
 class HeartbeatRequest(Request, api_key=12, versions="0-4", flexible="4+"):

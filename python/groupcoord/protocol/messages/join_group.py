@@ -8,6 +8,7 @@ protocol_name be null; v8 adds reason (KIP-800); v9 adds skip_assignment (KIP-81
 
 from __future__ import annotations
 
+from groupcoord.protocol.message import Request, Response
 from groupcoord.protocol.schema import (
     BOOL,
     BYTES,
@@ -15,8 +16,6 @@ from groupcoord.protocol.schema import (
     INT32,
     STRING,
     Array,
-    Request,
-    Response,
     Struct,
     field,
 )

@@ -6,7 +6,15 @@ members (KIP-345), each answered with its own error; v5 adds a reason per member
 
 from __future__ import annotations
 
-from groupcoord.protocol.schema import INT16, INT32, STRING, Array, Request, Response, Struct, field
+from groupcoord.protocol.message import Request, Response
+from groupcoord.protocol.schema import (
+    INT16,
+    INT32,
+    STRING,
+    Array,
+    Struct,
+    field,
+)
 
 
 class MemberIdentity(Struct):

@@ -7,7 +7,15 @@ Version notes: v1 adds throttle_time_ms; v4 filters by state and returns each gr
 
 from __future__ import annotations
 
-from groupcoord.protocol.schema import INT16, INT32, STRING, Array, Request, Response, Struct, field
+from groupcoord.protocol.message import Request, Response
+from groupcoord.protocol.schema import (
+    INT16,
+    INT32,
+    STRING,
+    Array,
+    Struct,
+    field,
+)
 
 
 class ListGroupsRequest(Request, api_key=16, versions="0-5", flexible="3+"):

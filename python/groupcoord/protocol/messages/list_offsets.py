@@ -9,6 +9,7 @@ v8 -4 (local log start, KIP-405); v9 -5 (tiered, KIP-1005); v10 adds timeout_ms
 
 from __future__ import annotations
 
+from groupcoord.protocol.message import Request, Response
 from groupcoord.protocol.schema import (
     INT8,
     INT16,
@@ -16,8 +17,6 @@ from groupcoord.protocol.schema import (
     INT64,
     STRING,
     Array,
-    Request,
-    Response,
     Struct,
     field,
 )

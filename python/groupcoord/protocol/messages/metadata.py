@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from uuid import UUID as PyUUID
 
+from groupcoord.protocol.message import Request, Response
 from groupcoord.protocol.schema import (
     BOOL,
     INT16,
@@ -19,8 +20,6 @@ from groupcoord.protocol.schema import (
     STRING,
     UUID,
     Array,
-    Request,
-    Response,
     Struct,
     field,
 )

@@ -8,14 +8,13 @@ generation field carry a consumer group's member epoch (KIP-848), hence its name
 
 from __future__ import annotations
 
+from groupcoord.protocol.message import Request, Response
 from groupcoord.protocol.schema import (
     INT16,
     INT32,
     INT64,
     STRING,
     Array,
-    Request,
-    Response,
     Struct,
     field,
 )

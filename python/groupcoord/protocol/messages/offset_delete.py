@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from groupcoord.protocol.schema import INT16, INT32, STRING, Array, Request, Response, Struct, field
+from groupcoord.protocol.message import Request, Response
+from groupcoord.protocol.schema import (
+    INT16,
+    INT32,
+    STRING,
+    Array,
+    Struct,
+    field,
+)
 
 
 class OffsetDeleteRequestPartition(Struct):

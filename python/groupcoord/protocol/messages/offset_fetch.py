@@ -9,6 +9,7 @@ response; v9 adds member_id and member_epoch (KIP-848).
 
 from __future__ import annotations
 
+from groupcoord.protocol.message import Request, Response
 from groupcoord.protocol.schema import (
     BOOL,
     INT16,
@@ -16,8 +17,6 @@ from groupcoord.protocol.schema import (
     INT64,
     STRING,
     Array,
-    Request,
-    Response,
     Struct,
     field,
 )

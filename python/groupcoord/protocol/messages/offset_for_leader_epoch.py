@@ -6,14 +6,13 @@ throttle_time_ms (KIP-320); v3 replica_id (-2 for a consumer, -1 for debugging t
 
 from __future__ import annotations
 
+from groupcoord.protocol.message import Request, Response
 from groupcoord.protocol.schema import (
     INT16,
     INT32,
     INT64,
     STRING,
     Array,
-    Request,
-    Response,
     Struct,
     field,
 )

@@ -11,6 +11,7 @@ current_leader and node_endpoints (KIP-951); v11 and v12 only change the errors 
 
 from __future__ import annotations
 
+from groupcoord.protocol.message import Request, Response
 from groupcoord.protocol.schema import (
     INT16,
     INT32,
@@ -18,8 +19,6 @@ from groupcoord.protocol.schema import (
     RECORDS,
     STRING,
     Array,
-    Request,
-    Response,
     Struct,
     field,
 )

@@ -6,14 +6,13 @@ protocol_type and protocol_name to both request and response (KIP-559).
 
 from __future__ import annotations
 
+from groupcoord.protocol.message import Request, Response
 from groupcoord.protocol.schema import (
     BYTES,
     INT16,
     INT32,
     STRING,
     Array,
-    Request,
-    Response,
     Struct,
     field,
 )

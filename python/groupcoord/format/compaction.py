@@ -1,11 +1,11 @@
 """The compacted view of a ``__consumer_offsets`` log: what the coordinator holds after
 replaying it.
 
-Input: rows of :func:`groupcoord.codec.decode_arrow` (the history, one row per record),
+Input: rows of :func:`groupcoord.format.codec.decode_arrow` (the history, one row per record),
 each log partition's rows in offset order, in as many record batches as convenient.
 Output: the rows that are still the truth, in the same schema, one per live key, ordered by
 (partition, offset). The rules are the coordinator's replay, stated in
-:mod:`groupcoord.replay_rules` (pending transactional commits, markers, tombstones, logical
+:mod:`groupcoord.format.replay_rules` (pending transactional commits, markers, tombstones, logical
 keys), whose Arrow forms this module uses.
 
 Replaying those rules in order gives the same state as this order-free formulation, which is
@@ -25,7 +25,7 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
-from groupcoord.replay_rules import (
+from groupcoord.format.replay_rules import (
     ARROW_KEY_COLUMNS,
     ARROW_TRANSACTION_COLUMNS,
     KEY_KIND,
@@ -185,7 +185,7 @@ def compact(batches: Iterable[Any], schema: Any = None) -> Any:
     result = compactor.result()
     if result is None:
         if schema is None:
-            from groupcoord.codec import arrow_schema
+            from groupcoord.format.codec import arrow_schema
 
             schema = arrow_schema()
         return schema.empty_table()

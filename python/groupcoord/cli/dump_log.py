@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-from groupcoord import codec
+from groupcoord.format import codec
 from groupcoord.storage.partition import directory_segments, partition_of_directory
 from groupcoord.storage.segment import CLEANED_SUFFIX, DELETED_SUFFIX, SWAP_SUFFIX
 

@@ -22,7 +22,7 @@ They are Kafka 4's coordinator's (``OffsetMetadataManager.replay`` and
 
 Who applies them: the coordinator (:meth:`groupcoord.coordinator.metadata_manager.
 GroupMetadataManager.replay_log_record` loading a log; its offset store holds the state) and the
-compacted view (:mod:`groupcoord.compaction`, with the Arrow forms below). The log cleaner
+compacted view (:mod:`groupcoord.format.compaction`, with the Arrow forms below). The log cleaner
 (:mod:`groupcoord.storage.cleaner`) keeps Kafka's on-disk rules but deduplicates on
 :func:`logical_key_bytes`.
 """
@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from groupcoord import codec
+from groupcoord.format import codec
 
 __all__ = [
     "ARROW_KEY_COLUMNS",

@@ -29,21 +29,21 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from groupcoord import codec
 from groupcoord.config import Config
 from groupcoord.coordinator import GroupCoordinator, SystemTime
 from groupcoord.coordinator.group import ClassicGroup
+from groupcoord.format import codec
 from groupcoord.log.memory import InMemoryLog
 from groupcoord.protocol import ProtocolError
 from groupcoord.protocol.primitives import read_string, read_unsigned_varint, read_uuid
-from groupcoord.storage import read_directory
 from groupcoord.server.topics import METADATA_FILE, OFFSETS_TOPIC, TopicRegistry
+from groupcoord.storage import read_directory
 from groupcoord.storage.partition import effective_segments, partition_of_directory, partitions_under
 
 PROGRESS_AFTER_S = 1.0
 """A load shorter than this shows no progress bar."""
 
-logger = logging.getLogger("groupcoord.inspect")
+logger = logging.getLogger("groupcoord.cli.inspect")
 
 CONSUMER_GROUP_METADATA = 3
 CONSUMER_GROUP_PARTITION_METADATA = 4

@@ -1,4 +1,4 @@
-"""The ``groupcoord`` command line."""
+"""The ``groupcoord`` command line: ``serve``, ``inspect`` and ``dump-log``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from pathlib import Path
 
 from groupcoord.config import Config, read_properties
 
-
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
@@ -21,7 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    from groupcoord import dump_log
+    from groupcoord.cli import dump_log
 
     dump = commands.add_parser(
         "dump-log",
@@ -37,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="report a corrupt tail on stderr but exit 0, as log recovery would")
     dump.set_defaults(command_parser=dump)
 
-    from groupcoord import inspect
+    from groupcoord.cli import inspect
 
     inspect_parser = commands.add_parser(
         "inspect",
@@ -151,20 +150,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"groupcoord {__version__}")
         return 0
     if args.command == "dump-log":
-        from groupcoord import dump_log
+        from groupcoord.cli import dump_log
 
         return _printing("dump-log", lambda: dump_log.main(
             args.files, decode=not args.no_decode, stop_at_corruption=args.stop_at_corruption))
     if args.command == "serve":
         return _serve(args.command_parser, args)
     if args.command == "inspect":
-        from groupcoord import inspect
+        from groupcoord.cli import inspect
 
         config = load_config(args.command_parser, args)
         return _printing("inspect", lambda: inspect.main(args.data_dir, config, as_json=args.json))
     parser.error(f"unknown command {args.command!r}")
     return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,7 +1,7 @@
 """The purgatory the coordinator uses, and the implementations it can be given.
 
 ``Purgatory`` and ``DelayedOperation`` are the Rust ones from ``groupcoord._native``. The
-pure-Python twin (``groupcoord.pypurgatory``) has the same API and algorithm; it is the
+pure-Python twin (``groupcoord.purgatory.pure``) has the same API and algorithm; it is the
 benchmark baseline and the reference the Rust core is tested against. The coordinator takes
 a :class:`PurgatoryImplementation` as a constructor argument, ``IMPLEMENTATIONS["rust"]`` by
 default. :class:`LoopTimer` drives a purgatory from an asyncio event loop.
@@ -13,7 +13,8 @@ import asyncio
 from collections.abc import Callable
 from typing import NamedTuple
 
-from groupcoord import _native, pypurgatory
+from groupcoord import _native
+from groupcoord.purgatory import pure
 
 __all__ = [
     "DEFAULT",
@@ -32,16 +33,16 @@ DelayedOperation = _native.DelayedOperation
 class PurgatoryImplementation(NamedTuple):
     """A purgatory class and the operation base class its operations must subclass."""
 
-    purgatory: type[_native.Purgatory] | type[pypurgatory.Purgatory]
-    delayed_operation: type[_native.DelayedOperation] | type[pypurgatory.DelayedOperation]
+    purgatory: type[_native.Purgatory] | type[pure.Purgatory]
+    delayed_operation: type[_native.DelayedOperation] | type[pure.DelayedOperation]
 
 
-AnyPurgatory = _native.Purgatory | pypurgatory.Purgatory
+AnyPurgatory = _native.Purgatory | pure.Purgatory
 """A purgatory of either implementation (what ``PurgatoryImplementation.purgatory`` builds)."""
 
 IMPLEMENTATIONS: dict[str, PurgatoryImplementation] = {
     "rust": PurgatoryImplementation(_native.Purgatory, _native.DelayedOperation),
-    "python": PurgatoryImplementation(pypurgatory.Purgatory, pypurgatory.DelayedOperation),
+    "python": PurgatoryImplementation(pure.Purgatory, pure.DelayedOperation),
 }
 DEFAULT = IMPLEMENTATIONS["rust"]
 

@@ -1,0 +1,11 @@
+"""The ``__consumer_offsets`` log format: what the records are and what they mean.
+
+* :mod:`groupcoord.format.codec`: the Rust codec's facade (batches, records, keys and values;
+  into Python objects or Arrow);
+* :mod:`groupcoord.format.replay_rules`: which records a load keeps (transactions, pending
+  offset commits), the one rule set shared by the coordinator's replay, the cleaner and Spark;
+* :mod:`groupcoord.format.compaction`: the compacted view of a log (the latest record of each
+  key), as Kafka's log cleaner leaves it.
+
+This layer depends on nothing in groupcoord but the native module.
+"""
