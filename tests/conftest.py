@@ -1,4 +1,7 @@
-"""Fixtures shared by the suites: the purgatory implementations, and one local Spark."""
+"""Fixtures shared by the suites: the purgatory implementations, and one local Spark.
+
+Every test that uses the ``spark`` fixture is marked ``spark`` here, so that the fast tier
+(``scripts/test.sh --fast``) leaves out exactly the tests that start Spark."""
 
 from __future__ import annotations
 
@@ -50,3 +53,9 @@ def spark() -> Any:
     groupcoord.spark.register(session)
     yield session
     session.stop()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)

@@ -145,6 +145,7 @@ def random_logs(draw: st.DrawFn) -> tuple[bytes, list[int]]:
     return log.data(), cuts
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(random_logs())
 def test_random_logs_chunked_anywhere_compact_to_replay(case: tuple[bytes, list[int]]) -> None:

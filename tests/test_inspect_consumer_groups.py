@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from groupcoord.format import codec, inspect
+from groupcoord.cli import inspect
 from groupcoord.config import Config
+from groupcoord.format import codec
 from groupcoord.protocol.primitives import write_array_length, write_nullable_string, write_unsigned_varint
 
 T1, T2 = uuid.UUID(int=0x11), uuid.UUID(int=0x22)

@@ -66,6 +66,8 @@ def read_csv(directory: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(f))
 
 
+@pytest.mark.slow
+@pytest.mark.spark
 @pytest.mark.timeout(300)
 def test_report_tables_and_plots(tmp_path: Path) -> None:
     report_log(tmp_path / "logs")

@@ -7,10 +7,15 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from offsets_logs import T0, LogBuilder, consumer_members, encoded
+from replayed_state import compacted_view, coordinator_view, load
 
-from groupcoord.format import codec, inspect
+from groupcoord.cli import inspect
+from groupcoord.config import Config
+from groupcoord.format import codec
 from groupcoord.format.codec import (
     ConsumerGroupKey,
     GroupMetadataKey,
@@ -20,16 +25,12 @@ from groupcoord.format.codec import (
     OpaqueKey,
 )
 from groupcoord.format.compaction import compact
-from groupcoord.config import Config
-from groupcoord.partitioner import partition_for
 from groupcoord.format.replay_rules import logical_key, logical_key_bytes
+from groupcoord.partitioner import partition_for
 from groupcoord.spark.files import plan
 from groupcoord.spark.scan import BadBatch, scan
 from groupcoord.storage import LogCleaner, PartitionLog
 from groupcoord.storage.checkpoint import CLEANER_OFFSET_FILE, OffsetCheckpoint
-
-from offsets_logs import T0, LogBuilder, consumer_members, encoded
-from replayed_state import compacted_view, coordinator_view, load
 
 KEYS = [
     OffsetCommitKey("g", "t", 0, record_type=0), OffsetCommitKey("g", "t", 0), OffsetCommitKey("g", "t", 1),
@@ -174,6 +175,7 @@ def clean(root: Path) -> None:
         log.close()
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(random_logs())
 def test_coordinator_compacted_view_and_cleaned_log_agree(batches: list[Batch]) -> None:

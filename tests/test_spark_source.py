@@ -11,21 +11,21 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from offsets_logs import LogBuilder, consumer_members, encoded, every_kind, write_log_dir
 from pyspark.errors import PySparkException
 from pyspark.sql.pandas.types import from_arrow_schema
-
-import groupcoord.spark
-from groupcoord.format import codec, inspect
-from groupcoord.format.codec import GroupMetadataKey, GroupMetadataValue, OffsetCommitKey, OffsetCommitValue
-from groupcoord.format.compaction import compact
-from groupcoord.config import Config
-from groupcoord.spark.scan import CORRUPT_RECORD_TYPE
-from groupcoord.storage import read_directory
-
-from offsets_logs import LogBuilder, consumer_members, encoded, every_kind, write_log_dir
 from replayed_state import compacted_view, coordinator_view, latest_other_records, load
 from test_storage_cleaner import NOW, Crash, Fixture, commit, crash_at
 from test_storage_cleaner import config as cleaner_config
+
+import groupcoord.spark
+from groupcoord.cli import inspect
+from groupcoord.config import Config
+from groupcoord.format import codec
+from groupcoord.format.codec import GroupMetadataKey, GroupMetadataValue, OffsetCommitKey, OffsetCommitValue
+from groupcoord.format.compaction import compact
+from groupcoord.spark.scan import CORRUPT_RECORD_TYPE
+from groupcoord.storage import read_directory
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -436,6 +436,7 @@ def steps_to_try(total: int, most: int = 24) -> list[int]:
     return sorted({*range(1, 5), *range(total - 7, total + 1), *spread})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("operation", ["replace", "unlink", "write", "fsync"])
 def test_a_cleaning_interrupted_at_any_step_recovers_to_the_same_state(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, operation: str
@@ -488,6 +489,7 @@ def test_every_batch_written_by_the_cleaner_is_whole(tmp_path: Path) -> None:
     f.log.close()
 
 
+@pytest.mark.slow
 def test_a_cleaning_pass_holds_one_chunk_of_a_segment_not_all_of_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -514,6 +516,7 @@ def test_a_cleaning_pass_holds_one_chunk_of_a_segment_not_all_of_it(
     f.log.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(24))
 def test_a_randomized_log_replays_to_the_same_state_after_every_pass_and_crash(tmp_path: Path, seed: int) -> None:
     """The model of :mod:`cleaner_model`: commits, deletions and group metadata over more keys

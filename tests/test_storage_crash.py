@@ -19,12 +19,14 @@ import random
 import time
 from pathlib import Path
 
-from groupcoord.format import codec
-from groupcoord.storage import LogManager
-from groupcoord.storage.checkpoint import CLEANER_OFFSET_FILE, OffsetCheckpoint
+import pytest
 from crash_support import Child
 from offsets_workload import Written, records_count, replay, workload, written_records
 from storage_crash_child import CONFIG
+
+from groupcoord.format import codec
+from groupcoord.storage import LogManager
+from groupcoord.storage.checkpoint import CLEANER_OFFSET_FILE, OffsetCheckpoint
 
 CHILD = Path(__file__).with_name("storage_crash_child.py")
 SEED = 2024
@@ -69,6 +71,7 @@ def check(records: list[codec.OffsetsRecord], end: int, acked: dict[int, int],
     assert replay(records) == replay(written[:end])
 
 
+@pytest.mark.slow
 def test_sigkill_at_random_moments_and_at_every_kind_of_file_operation(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     appends = list(workload(SEED, COUNT))

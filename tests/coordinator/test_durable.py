@@ -29,11 +29,12 @@ from pathlib import Path
 import pytest
 from coordinator_context import call_handler, durable_view
 
-from groupcoord.format import codec, inspect
+from groupcoord.cli import inspect
 from groupcoord.config import Config
 from groupcoord.coordinator import GroupState, JoinGroupResult, OffsetAndMetadata, TopicPartition
 from groupcoord.coordinator.runtime import CoordinatorRuntime
 from groupcoord.errors import Errors
+from groupcoord.format import codec
 from groupcoord.storage import LogManager, PartitionLog, read_directory
 from groupcoord.storage.checkpoint import CLEANER_OFFSET_FILE, OffsetCheckpoint
 from groupcoord.storage.cleaner import LogCleaner
@@ -236,6 +237,7 @@ COUNT = 200_000
 KILL_POINTS = ("pwrite", "replace", "unlink", "fsync")
 
 
+@pytest.mark.slow
 def test_every_acknowledged_commit_survives_sigkill(tmp_path: Path) -> None:
     from coordinator_crash_child import CONFIG as CHILD_CONFIG
 

@@ -25,7 +25,7 @@ from client_support import (
 )
 from server_process import ServerProcess
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.clients]
 
 
 def run(test: Callable[[], Awaitable[None]]) -> None:

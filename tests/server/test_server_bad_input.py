@@ -474,6 +474,7 @@ def test_a_server_started_with_sighup_ignored_keeps_serving_on_sighup(tmp_path):
         process.kill()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["deleted", "emptied", "replaced"])
 def test_a_deleted_emptied_or_replaced_data_directory_stops_the_server(tmp_path, how):
     """As a Kafka broker halts when its only log directory fails: appends would otherwise be

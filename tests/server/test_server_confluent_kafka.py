@@ -22,7 +22,7 @@ from confluent_kafka import ConsumerGroupTopicPartitions, Consumer, TopicPartiti
 from confluent_kafka.admin import AdminClient, OffsetSpec
 from server_process import ServerProcess
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.clients]
 
 
 def config_for(group: str, target: ServerProcess, **config: Any) -> dict[str, Any]:

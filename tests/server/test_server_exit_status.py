@@ -86,6 +86,7 @@ def test_a_warning_is_logged_near_the_open_files_limit_and_cleared_below_it(
     assert [r.levelname for r in caplog.records] == ["WARNING", "INFO", "WARNING"]
 
 
+@pytest.mark.slow
 def test_a_server_at_its_open_files_limit_says_so_and_serves_again_below_it(tmp_path: Path) -> None:
     """The hard limit low too, so that it cannot be raised: connections up to the limit,
     then the warning in the log within a watch interval; closed again, the server serves."""

@@ -314,6 +314,7 @@ def test_an_ownership_change_slower_than_the_read_timeout_still_answers(
     run(main)
 
 
+@pytest.mark.slow
 def test_a_request_that_blocks_the_loop_does_not_expire_the_sessions_behind_it(tmp_path: Path) -> None:
     """Found by fuzzing: a DescribeGroups naming a million groups kept the one event loop for
     seconds, and the heartbeat queued behind it found its member expired (the handler's poll

@@ -12,8 +12,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
 from client_support import PARTITIONS, TOPIC, is_disjoint_cover
 from server_process import ServerProcess
+
+pytestmark = [pytest.mark.java, pytest.mark.clients]
 
 JAVA = Path(__file__).with_name("java")
 

@@ -30,7 +30,7 @@ from server_process import ServerProcess, wait_for
 
 T = TypeVar("T")
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.clients]
 
 
 class Polled:
