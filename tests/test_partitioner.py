@@ -1,4 +1,4 @@
-"""partitionFor vectors computed with javac/java (kafka-internals.md §4)."""
+"""partitionFor vectors computed with javac/java (Kafka's ``GroupMetadataManager.partitionFor`` over Java's ``String.hashCode``)."""
 
 from __future__ import annotations
 

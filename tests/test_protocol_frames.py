@@ -136,7 +136,7 @@ def test_api_versions_fallback_bytes() -> None:
         "0012 0000 0004"
         "000c 0000 0004"
     )
-    # kafka-python 3 asks for v4 first and must read this answer (peers-ecosystem.md §0.2).
+    # kafka-python 3 asks for v4 first and must read this answer, or it fails to connect.
     peer = kafka_python_class("ApiVersionsResponse").decode(frame[4:], version=4, header=True)
     assert peer.error_code == Errors.UNSUPPORTED_VERSION
     assert [(k.api_key, k.min_version, k.max_version) for k in peer.api_keys] == [

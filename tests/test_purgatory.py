@@ -1,7 +1,7 @@
 """The purgatory contract (``groupcoord._native.pyi``), run against every implementation.
 
-Scenarios follow Kafka's TimerTest, TimerTaskListTest and DelayedOperationTest
-(kafka-internals.md §5.3), mapped onto this API: time is always passed explicitly, and an
+Scenarios follow Kafka's TimerTest, TimerTaskListTest and DelayedOperationTest, mapped onto
+this API: time is always passed explicitly, and an
 operation with expiration ``E`` expires in the first ``advance_clock(t)`` with ``t >= E``.
 """
 

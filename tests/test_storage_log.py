@@ -21,7 +21,7 @@ from groupcoord.storage.segment import walk_batches
 from offsets_workload import replay
 from test_codec import SEGMENT
 
-SEGMENT_VECTOR = SEGMENT  # offsets-log-format.md §9.6: commit, tombstone, txn commit, COMMIT
+SEGMENT_VECTOR = SEGMENT  # a constructed segment: commit, tombstone, txn commit, COMMIT
 
 
 def config(**overrides: object) -> Config:
@@ -313,7 +313,7 @@ def test_a_huge_sparse_segment_or_index_is_read_a_chunk_at_a_time(tmp_path: Path
 
 def legacy_message_set(magic: int, base: int, records: list[tuple[bytes, bytes]], compression: int = 0) -> bytes:
     """Legacy messages as a broker of that era stored them (kafka-python's builder, checked
-    against the vectors of offsets-log-format.md §9.2 below)."""
+    against kafka-python's legacy message vectors below)."""
     builder = LegacyRecordBatchBuilder(magic, compression, 1 << 20)
     for i, (key, value) in enumerate(records):
         builder.append(i if compression else base + i, 1_500_000_000_000 if magic else None, key, value)
@@ -333,7 +333,7 @@ def test_legacy_builder_matches_the_reference_vectors() -> None:
 
 
 def broker_directory(root: Path) -> tuple[Path, list[tuple[int, object, object]]]:
-    """A partition directory as a real broker leaves it: the §9.6 vector segment (commit,
+    """A partition directory as a real broker leaves it: the constructed vector segment (commit,
     tombstone, transactional commit, COMMIT marker), a segment of legacy magic 0 and magic 1
     (gzip wrapper) messages with type-0 keys, a segment of v2 batches; preallocated zero-filled
     indexes, time and transaction indexes, producer snapshot, leader-epoch checkpoint,

@@ -47,7 +47,7 @@ mod tests {
         java_string_hash(s.encode_utf16())
     }
 
-    /// kafka-internals.md §4, computed with javac/java.
+    /// Kafka's `partitionFor` over Java's `String.hashCode`, computed with javac/java.
     #[test]
     fn java_vectors() {
         for (group, hash_code, partition) in [

@@ -1,6 +1,6 @@
 """The log cleaner: compaction of ``__consumer_offsets`` with Kafka's semantics.
 
-What a cleaning pass of one partition does (Kafka's ``LogCleaner``, offsets-log-format.md §6):
+What a cleaning pass of one partition does (Kafka's ``LogCleaner`` and ``Cleaner.cleanSegments``):
 
 * It never touches the active segment, nor anything at or after the first offset of a
   transaction still open at the log end (the last stable offset).
