@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from groupcoord.format import codec, inspect
+from groupcoord.cli import inspect
+from groupcoord.format import codec
 from groupcoord.config import Config
 from groupcoord.protocol.primitives import write_array_length, write_nullable_string, write_unsigned_varint
 

@@ -10,7 +10,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from groupcoord.format import codec, inspect
+from groupcoord.cli import inspect
+from groupcoord.format import codec
 from groupcoord.format.codec import (
     ConsumerGroupKey,
     GroupMetadataKey,

@@ -15,7 +15,8 @@ from pyspark.errors import PySparkException
 from pyspark.sql.pandas.types import from_arrow_schema
 
 import groupcoord.spark
-from groupcoord.format import codec, inspect
+from groupcoord.cli import inspect
+from groupcoord.format import codec
 from groupcoord.format.codec import GroupMetadataKey, GroupMetadataValue, OffsetCommitKey, OffsetCommitValue
 from groupcoord.format.compaction import compact
 from groupcoord.config import Config

@@ -29,7 +29,8 @@ from pathlib import Path
 import pytest
 from coordinator_context import call_handler, durable_view
 
-from groupcoord.format import codec, inspect
+from groupcoord.cli import inspect
+from groupcoord.format import codec
 from groupcoord.config import Config
 from groupcoord.coordinator import GroupState, JoinGroupResult, OffsetAndMetadata, TopicPartition
 from groupcoord.coordinator.runtime import CoordinatorRuntime
