@@ -9,6 +9,9 @@ scripts/setup.sh
 echo "== cargo test (Rust core, no Python)"
 cargo test --release --quiet
 
+echo "== generated record tables, methods and stub (scripts/generate_records.py --check)"
+.venv/bin/python scripts/generate_records.py --check
+
 echo "== stubtest (the .pyi against the compiled module)"
 .venv/bin/python -m mypy.stubtest groupcoord._native --allowlist .stubtest-allowlist
 

@@ -2,8 +2,20 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 from groupcoord.format import codec
 from groupcoord.format.records import RECORDS, RecordType, parse_versions
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_generated_files_are_up_to_date() -> None:
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "generate_records.py"), "--check"],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
 
 
 def test_every_record_type_is_declared_once_in_type_order() -> None:

@@ -8,6 +8,7 @@ pub mod compression;
 pub mod consumer_group;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
+pub mod generated;
 pub mod legacy;
 pub mod log;
 pub mod primitives;

@@ -6,19 +6,20 @@
 //! by the schemas in [`consumer_group`]. Other types (share and streams groups) and value
 //! versions this codec does not know are carried as opaque records: never an error.
 //!
-//! Each schema is declared once below as the versions in which each field is present, in byte
-//! order; decoding and encoding read the same declaration, so a field cannot be added to one
-//! and forgotten in the other.
-//!
-//! | schema | field (versions) |
-//! |---|---|
-//! | OffsetCommitKey (type 0, 1) | group, topic: string; partition: int32 |
-//! | GroupMetadataKey (type 2) | group: string |
-//! | OffsetCommitValue 0-4 (4 flexible) | offset int64 (0+), leader_epoch int32 (3+), metadata string (0+), commit_timestamp int64 (0+), expire_timestamp int64 (1 only) |
-//! | GroupMetadataValue 0-4 (4 flexible) | protocol_type string, generation int32, protocol string?, leader string?, current_state_timestamp int64 (2+), members [] |
-//! | MemberMetadata | member_id string, group_instance_id string? (3+), client_id string, client_host string, rebalance_timeout int32 (1+), session_timeout int32, subscription bytes, assignment bytes |
+//! Each schema is declared once, in `python/groupcoord/format/records.py`, from which
+//! `scripts/generate_records.py` writes the tables of [`super::generated`]: the versions in
+//! which each field is present, in byte order. Decoding and encoding read the same tables, so
+//! a field cannot be added to one and forgotten in the other (nor to the declaration and
+//! forgotten here: each match on a field enum is exhaustive).
 
 use crate::codec::consumer_group::{self, Datum};
+use crate::codec::generated::{
+    record_type, GroupMetadataValueField as GroupField, MemberMetadataField as MemberField,
+    OffsetCommitValueField as CommitField, GROUP_METADATA_VALUE,
+    GROUP_METADATA_VALUE_FIRST_FLEXIBLE, GROUP_METADATA_VALUE_MAX, MEMBER_METADATA,
+    OFFSET_COMMIT_VALUE, OFFSET_COMMIT_VALUE_FIRST_FLEXIBLE, OFFSET_COMMIT_VALUE_MAX,
+    OFFSET_COMMIT_VALUE_TOPIC_ID_TAG as TOPIC_ID_TAG,
+};
 use crate::codec::primitives::{Reader, TaggedSection, UnknownTaggedFields, Writer};
 use crate::error::{Error, Result};
 
@@ -162,7 +163,7 @@ impl Key {
     pub fn record_type(&self) -> i16 {
         match self {
             Key::OffsetCommit(k) => k.record_type,
-            Key::GroupMetadata(_) => 2,
+            Key::GroupMetadata(_) => record_type::GROUP_METADATA,
             Key::ConsumerGroup(k) => k.record_type,
             Key::Opaque(k) => k.record_type,
         }
@@ -171,87 +172,13 @@ impl Key {
 
 /// Versions a field is present in: `since..=until`.
 #[derive(Clone, Copy)]
-struct Versions(i16, i16);
+pub struct Versions(pub i16, pub i16);
 
 impl Versions {
-    const ALL: Versions = Versions(0, i16::MAX);
-    const fn from(v: i16) -> Self {
-        Versions(v, i16::MAX)
-    }
     fn contains(self, v: i16) -> bool {
         self.0 <= v && v <= self.1
     }
 }
-
-/// The fields of OffsetCommitValue.
-#[derive(Clone, Copy)]
-enum CommitField {
-    Offset,
-    LeaderEpoch,
-    Metadata,
-    CommitTimestamp,
-    ExpireTimestamp,
-}
-
-/// The field layout of OffsetCommitValue, in byte order.
-const OFFSET_COMMIT_VALUE: [(CommitField, Versions); 5] = [
-    (CommitField::Offset, Versions::ALL),
-    (CommitField::LeaderEpoch, Versions::from(3)),
-    (CommitField::Metadata, Versions::ALL),
-    (CommitField::CommitTimestamp, Versions::ALL),
-    (CommitField::ExpireTimestamp, Versions(1, 1)),
-];
-const OFFSET_COMMIT_VALUE_MAX: i16 = 4;
-/// The tag of OffsetCommitValue's `topicId` (version 4 on, Kafka 4.1's schema).
-const TOPIC_ID_TAG: u32 = 0;
-
-/// The top-level fields of GroupMetadataValue.
-#[derive(Clone, Copy)]
-enum GroupField {
-    ProtocolType,
-    Generation,
-    Protocol,
-    Leader,
-    CurrentStateTimestamp,
-    Members,
-}
-
-/// The top-level field layout of GroupMetadataValue, in byte order (members come last).
-const GROUP_METADATA_VALUE: [(GroupField, Versions); 6] = [
-    (GroupField::ProtocolType, Versions::ALL),
-    (GroupField::Generation, Versions::ALL),
-    (GroupField::Protocol, Versions::ALL),
-    (GroupField::Leader, Versions::ALL),
-    (GroupField::CurrentStateTimestamp, Versions::from(2)),
-    (GroupField::Members, Versions::ALL),
-];
-
-/// The fields of a member in GroupMetadataValue.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum MemberField {
-    MemberId,
-    GroupInstanceId,
-    ClientId,
-    ClientHost,
-    RebalanceTimeout,
-    SessionTimeout,
-    Subscription,
-    Assignment,
-}
-
-const MEMBER_METADATA: [(MemberField, Versions); 8] = [
-    (MemberField::MemberId, Versions::ALL),
-    (MemberField::GroupInstanceId, Versions::from(3)),
-    (MemberField::ClientId, Versions::ALL),
-    (MemberField::ClientHost, Versions::ALL),
-    (MemberField::RebalanceTimeout, Versions::from(1)),
-    (MemberField::SessionTimeout, Versions::ALL),
-    (MemberField::Subscription, Versions::ALL),
-    (MemberField::Assignment, Versions::ALL),
-];
-const GROUP_METADATA_VALUE_MAX: i16 = 4;
-/// Both values became flexible (compact strings, tagged fields) at version 4.
-const FIRST_FLEXIBLE: i16 = 4;
 
 fn fields<F: Copy>(layout: &'static [(F, Versions)], version: i16) -> impl Iterator<Item = F> {
     layout
@@ -291,7 +218,7 @@ pub enum ValueKind {
 impl ValueKind {
     pub fn record_type(self) -> i16 {
         match self {
-            ValueKind::GroupMetadata => 2,
+            ValueKind::GroupMetadata => record_type::GROUP_METADATA,
             ValueKind::OffsetCommit(t) | ValueKind::ConsumerGroup(t) | ValueKind::Opaque(t) => t,
         }
     }
@@ -473,13 +400,13 @@ pub fn decode_key_ref(data: &[u8], position: usize) -> Result<KeyRef<'_>> {
     let mut r = Reader::new(data, position);
     let record_type = r.i16()?;
     let key = match record_type {
-        0 | 1 => KeyRef::OffsetCommit {
+        record_type::LEGACY_OFFSET_COMMIT | record_type::OFFSET_COMMIT => KeyRef::OffsetCommit {
             group: r.str(false)?,
             topic: r.str(false)?,
             partition: r.i32()?,
             record_type,
         },
-        2 => KeyRef::GroupMetadata {
+        record_type::GROUP_METADATA => KeyRef::GroupMetadata {
             group: r.str(false)?,
         },
         t => match consumer_group::key_second_field(t) {
@@ -585,7 +512,7 @@ fn decode_offset_commit_value<'a>(
     r: &mut Reader<'a>,
     version: i16,
 ) -> Result<OffsetCommitValueRef<'a>> {
-    let flexible = version >= FIRST_FLEXIBLE;
+    let flexible = version >= OFFSET_COMMIT_VALUE_FIRST_FLEXIBLE;
     let mut v = OffsetCommitValueRef {
         offset: 0,
         metadata: "",
@@ -626,7 +553,7 @@ fn decode_group_metadata_value<'a>(
     r: &mut Reader<'a>,
     version: i16,
 ) -> Result<GroupMetadataValueRef<'a>> {
-    let flexible = version >= FIRST_FLEXIBLE;
+    let flexible = version >= GROUP_METADATA_VALUE_FIRST_FLEXIBLE;
     let mut v = GroupMetadataValueRef {
         protocol_type: "",
         generation: 0,
@@ -686,7 +613,7 @@ fn decode_member<'a>(
     version: i16,
     layout: MemberLayout,
 ) -> Result<MemberRef<'a>> {
-    let flexible = version >= FIRST_FLEXIBLE;
+    let flexible = version >= GROUP_METADATA_VALUE_FIRST_FLEXIBLE;
     let member_id = r.str(flexible)?;
     let group_instance_id = match layout.group_instance_id {
         true => r.nullable_str(flexible)?,
@@ -749,7 +676,7 @@ pub fn encode_value(value: &Value) -> Result<Vec<u8>> {
     match value {
         Value::OffsetCommit(v) => {
             check_version("OffsetCommitValue", v.version, OFFSET_COMMIT_VALUE_MAX)?;
-            let flexible = v.version >= FIRST_FLEXIBLE;
+            let flexible = v.version >= OFFSET_COMMIT_VALUE_FIRST_FLEXIBLE;
             out.put_i16(v.version);
             for field in fields(&OFFSET_COMMIT_VALUE, v.version) {
                 match field {
@@ -773,7 +700,7 @@ pub fn encode_value(value: &Value) -> Result<Vec<u8>> {
         }
         Value::GroupMetadata(v) => {
             check_version("GroupMetadataValue", v.version, GROUP_METADATA_VALUE_MAX)?;
-            let flexible = v.version >= FIRST_FLEXIBLE;
+            let flexible = v.version >= GROUP_METADATA_VALUE_FIRST_FLEXIBLE;
             out.put_i16(v.version);
             for field in fields(&GROUP_METADATA_VALUE, v.version) {
                 match field {
@@ -831,11 +758,16 @@ pub fn encode_consumer_group_value(
 /// True for the record types whose keys this codec decodes (0 to 8, 16); values of the
 /// others pass through opaque.
 pub fn is_known_record_type(record_type: i16) -> bool {
-    (0..=2).contains(&record_type) || consumer_group::key_second_field(record_type).is_some()
+    matches!(
+        record_type,
+        record_type::LEGACY_OFFSET_COMMIT
+            | record_type::OFFSET_COMMIT
+            | record_type::GROUP_METADATA
+    ) || consumer_group::key_second_field(record_type).is_some()
 }
 
 fn encode_member(out: &mut Vec<u8>, m: &MemberMetadata, version: i16) -> Result<()> {
-    let flexible = version >= FIRST_FLEXIBLE;
+    let flexible = version >= GROUP_METADATA_VALUE_FIRST_FLEXIBLE;
     for field in fields(&MEMBER_METADATA, version) {
         match field {
             MemberField::MemberId => out.put_string(&m.member_id, flexible)?,

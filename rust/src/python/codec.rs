@@ -13,14 +13,15 @@ use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
-use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 use crate::codec::batch::{self, Batch, BatchHeader, ControlMarker, RecordToWrite};
 use crate::codec::batch::{
     BatchInfo, LogReader, Pipeline, ReaderState, RecordRef, Records, CHUNK_BYTES,
 };
 use crate::codec::compression::Compression;
-use crate::codec::consumer_group::{self, Datum};
+use crate::codec::consumer_group;
+use crate::codec::generated::record_type;
 use crate::codec::log::{decode_payload, Control, Payload};
 use crate::codec::primitives::{TaggedSection, UnknownTaggedFields};
 use crate::codec::records::{
@@ -30,6 +31,9 @@ use crate::codec::records::{
 };
 use crate::error::Error;
 use crate::python::errors::{invalid_argument, wrong_type};
+use crate::python::record_class::{
+    by_from_fields, datum_to_py, fields_equal, record_class, topic_partitions, Reduced,
+};
 
 /// Input bytes: borrowed from `bytes` and from a contiguous `memoryview` of `bytes` (both
 /// immutable), copied from any other buffer (bytearray, mmap, ...), whose contents another
@@ -320,89 +324,20 @@ fn tagged_fields_core(py: Python<'_>, fields: &Py<PyTuple>) -> PyResult<UnknownT
     fields.bind(py).extract()
 }
 
-/// `__repr__`'s mention of unknown tagged fields, only when there are any.
-fn tagged_fields_repr(py: Python<'_>, fields: &Py<PyTuple>) -> PyResult<String> {
-    Ok(if fields.bind(py).is_empty() {
-        String::new()
-    } else {
-        format!(", unknown_tagged_fields={}", py_repr(py, fields)?)
-    })
-}
-
-/// `to_dict`'s entry for unknown tagged fields, only when there are any.
-fn set_tagged_fields(d: &Bound<'_, PyDict>, fields: &Py<PyTuple>) -> PyResult<()> {
-    let py = d.py();
-    let fields = fields.bind(py);
-    if fields.is_empty() {
-        return Ok(());
-    }
-    let list = PyList::empty(py);
-    for field in fields.iter() {
-        let (tag, data): (u32, Bound<'_, PyAny>) = field.extract()?;
-        let entry = PyDict::new(py);
-        entry.set_item("tag", tag)?;
-        entry.set_item("data", data)?;
-        list.append(entry)?;
-    }
-    d.set_item("unknown_tagged_fields", list)
-}
-
-/// `__eq__` of the record classes: the same class and equal fields, else NotImplemented.
-fn fields_equal<'py, T: pyo3::PyClass<Frozen = pyo3::pyclass::boolean_struct::True> + Sync>(
-    this: &T,
-    other: &Bound<'py, PyAny>,
-    fields: impl Fn(&T, Python<'py>) -> PyResult<Bound<'py, PyTuple>>,
-) -> PyResult<Py<PyAny>> {
-    let py = other.py();
-    match other.cast::<T>() {
-        Ok(other) => Ok(
-            PyBool::new(py, fields(this, py)?.eq(fields(other.get(), py)?)?)
-                .to_owned()
-                .into_any()
-                .unbind(),
-        ),
-        Err(_) => Ok(py.NotImplemented()),
-    }
-}
-
-/// What `__reduce__` returns: pickle and `copy` make the object again as `make(*args)`.
-type Reduced<'py> = (Bound<'py, PyAny>, Bound<'py, PyTuple>);
-
-/// `__reduce__` of a class made again by its own constructor from `args`.
-fn by_constructor<'py, T: pyo3::PyClass>(
-    slf: &Bound<'py, T>,
-    args: Bound<'py, PyTuple>,
-) -> PyResult<Reduced<'py>> {
-    Ok((slf.as_any().get_type().into_any(), args))
-}
-
-/// `__reduce__` of a class with no public constructor, made again by its private
-/// `_from_fields` static method from `args`.
-fn by_from_fields<'py, T: pyo3::PyClass>(
-    slf: &Bound<'py, T>,
-    args: Bound<'py, PyTuple>,
-) -> PyResult<Reduced<'py>> {
-    Ok((slf.as_any().get_type().getattr("_from_fields")?, args))
-}
-
 /// Key of a committed offset (record types 0 and 1; brokers since 0.9 write 1).
 #[pyclass(frozen, name = "OffsetCommitKey", module = "groupcoord._native")]
 pub struct PyOffsetCommitKey {
     #[pyo3(get)]
-    group: Py<PyString>,
+    pub(crate) group: Py<PyString>,
     #[pyo3(get)]
-    topic: Py<PyString>,
+    pub(crate) topic: Py<PyString>,
     #[pyo3(get)]
-    partition: i32,
+    pub(crate) partition: i32,
     #[pyo3(get)]
-    record_type: i16,
+    pub(crate) record_type: i16,
 }
 
 impl PyOffsetCommitKey {
-    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        (&self.group, &self.topic, self.partition, self.record_type).into_pyobject(py)
-    }
-
     fn to_core(&self, py: Python<'_>) -> PyResult<OffsetCommitKey> {
         Ok(OffsetCommitKey {
             group: text(py, &self.group)?,
@@ -413,8 +348,7 @@ impl PyOffsetCommitKey {
     }
 }
 
-#[pymethods]
-impl PyOffsetCommitKey {
+record_class!(by_fields, PyOffsetCommitKey {
     #[new]
     #[pyo3(signature = (group, topic, partition, record_type = 1))]
     fn py_new(
@@ -423,7 +357,11 @@ impl PyOffsetCommitKey {
         partition: i32,
         record_type: i16,
     ) -> PyResult<Self> {
-        check_i16_type(record_type, 0..=1, "OffsetCommitKey")?;
+        check_i16_type(
+            record_type,
+            record_type::LEGACY_OFFSET_COMMIT..=record_type::OFFSET_COMMIT,
+            "OffsetCommitKey",
+        )?;
         Ok(PyOffsetCommitKey {
             group: checked_str(group)?,
             topic: checked_str(topic)?,
@@ -431,54 +369,16 @@ impl PyOffsetCommitKey {
             record_type,
         })
     }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!(
-            "OffsetCommitKey(group={}, topic={}, partition={}, record_type={})",
-            py_repr(py, &self.group)?,
-            py_repr(py, &self.topic)?,
-            self.partition,
-            self.record_type
-        ))
-    }
-
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        fields_equal(self, other, Self::fields)
-    }
-
-    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
-        self.fields(py)?.hash()
-    }
-
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
-        by_constructor(slf, slf.get().fields(slf.py())?)
-    }
-
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("record_type", self.record_type)?;
-        d.set_item("group", &self.group)?;
-        d.set_item("topic", &self.topic)?;
-        d.set_item("partition", self.partition)?;
-        Ok(d)
-    }
-}
+});
 
 /// Key of a group's metadata (record type 2).
 #[pyclass(frozen, name = "GroupMetadataKey", module = "groupcoord._native")]
 pub struct PyGroupMetadataKey {
     #[pyo3(get)]
-    group: Py<PyString>,
+    pub(crate) group: Py<PyString>,
 }
 
-impl PyGroupMetadataKey {
-    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        (&self.group,).into_pyobject(py)
-    }
-}
-
-#[pymethods]
-impl PyGroupMetadataKey {
+record_class!(by_fields, PyGroupMetadataKey {
     #[new]
     fn py_new(group: Bound<'_, PyString>) -> PyResult<Self> {
         Ok(PyGroupMetadataKey {
@@ -488,38 +388,11 @@ impl PyGroupMetadataKey {
 
     #[getter]
     fn record_type(&self) -> i16 {
-        2
+        record_type::GROUP_METADATA
     }
+});
 
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!(
-            "GroupMetadataKey(group={})",
-            py_repr(py, &self.group)?
-        ))
-    }
-
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        fields_equal(self, other, Self::fields)
-    }
-
-    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
-        self.fields(py)?.hash()
-    }
-
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
-        by_constructor(slf, slf.get().fields(slf.py())?)
-    }
-
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("record_type", 2)?;
-        d.set_item("group", &self.group)?;
-        Ok(d)
-    }
-}
-
-#[pymethods]
-impl OpaqueKey {
+record_class!(by_rust, OpaqueKey {
     #[new]
     fn py_new(record_type: i16, data: Vec<u8>) -> Self {
         OpaqueKey { record_type, data }
@@ -534,66 +407,31 @@ impl OpaqueKey {
     fn data<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         bytes(py, &self.data)
     }
-
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
-        let py = slf.py();
-        let k = slf.get();
-        by_constructor(slf, (k.record_type, bytes(py, &k.data)).into_pyobject(py)?)
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "OpaqueKey(record_type={}, data=<{} bytes>)",
-            self.record_type,
-            self.data.len()
-        )
-    }
-
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("record_type", self.record_type)?;
-        d.set_item("data", bytes(py, &self.data))?;
-        Ok(d)
-    }
-}
+});
 
 /// A committed offset (OffsetCommitValue, versions 0 to 4).
 #[pyclass(frozen, name = "OffsetCommitValue", module = "groupcoord._native")]
 pub struct PyOffsetCommitValue {
     #[pyo3(get)]
-    offset: i64,
+    pub(crate) offset: i64,
     #[pyo3(get)]
-    metadata: Py<PyString>,
+    pub(crate) metadata: Py<PyString>,
     #[pyo3(get)]
-    commit_timestamp: i64,
+    pub(crate) commit_timestamp: i64,
     #[pyo3(get)]
-    leader_epoch: i32,
+    pub(crate) leader_epoch: i32,
     #[pyo3(get)]
-    expire_timestamp: i64,
+    pub(crate) expire_timestamp: i64,
     #[pyo3(get)]
-    version: i16,
+    pub(crate) version: i16,
     /// Kafka's form of the topic id (unpadded base64url), valid: see [`topic_id_arg`].
     #[pyo3(get)]
-    topic_id: Option<Py<PyString>>,
+    pub(crate) topic_id: Option<Py<PyString>>,
     #[pyo3(get)]
-    unknown_tagged_fields: Py<PyTuple>,
+    pub(crate) unknown_tagged_fields: Py<PyTuple>,
 }
 
 impl PyOffsetCommitValue {
-    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        (
-            self.offset,
-            &self.metadata,
-            self.commit_timestamp,
-            self.leader_epoch,
-            self.expire_timestamp,
-            self.version,
-            &self.unknown_tagged_fields,
-            &self.topic_id,
-        )
-            .into_pyobject(py)
-    }
-
     fn to_core(&self, py: Python<'_>) -> PyResult<OffsetCommitValue> {
         Ok(OffsetCommitValue {
             offset: self.offset,
@@ -621,8 +459,7 @@ fn topic_id_arg(text: &Bound<'_, PyString>) -> PyResult<[u8; 16]> {
     })
 }
 
-#[pymethods]
-impl PyOffsetCommitValue {
+record_class!(by_fields, PyOffsetCommitValue {
     #[new]
     #[pyo3(
         signature = (offset, metadata = None, commit_timestamp = -1, leader_epoch = -1, expire_timestamp = -1, version = 3, unknown_tagged_fields = None, topic_id = None),
@@ -667,98 +504,32 @@ impl PyOffsetCommitValue {
             unknown_tagged_fields,
         })
     }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let topic_id = match &self.topic_id {
-            Some(id) => format!(", topic_id={}", py_repr(py, id)?),
-            None => String::new(),
-        };
-        Ok(format!(
-            "OffsetCommitValue(offset={}, metadata={}, commit_timestamp={}, leader_epoch={}, expire_timestamp={}, version={}{topic_id}{})",
-            self.offset,
-            py_repr(py, &self.metadata)?,
-            self.commit_timestamp,
-            self.leader_epoch,
-            self.expire_timestamp,
-            self.version,
-            tagged_fields_repr(py, &self.unknown_tagged_fields)?
-        ))
-    }
-
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        fields_equal(self, other, Self::fields)
-    }
-
-    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
-        self.fields(py)?.hash()
-    }
-
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
-        by_constructor(slf, slf.get().fields(slf.py())?)
-    }
-
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("version", self.version)?;
-        d.set_item("offset", self.offset)?;
-        d.set_item("leader_epoch", self.leader_epoch)?;
-        d.set_item("metadata", &self.metadata)?;
-        d.set_item("commit_timestamp", self.commit_timestamp)?;
-        d.set_item("expire_timestamp", self.expire_timestamp)?;
-        if let Some(id) = &self.topic_id {
-            d.set_item("topic_id", id)?;
-        }
-        set_tagged_fields(&d, &self.unknown_tagged_fields)?;
-        Ok(d)
-    }
-}
+});
 
 /// One member in a group's metadata.
 #[pyclass(frozen, name = "MemberMetadata", module = "groupcoord._native")]
 pub struct PyMemberMetadata {
     #[pyo3(get)]
-    member_id: Py<PyString>,
+    pub(crate) member_id: Py<PyString>,
     #[pyo3(get)]
-    group_instance_id: Option<Py<PyString>>,
+    pub(crate) group_instance_id: Option<Py<PyString>>,
     #[pyo3(get)]
-    client_id: Py<PyString>,
+    pub(crate) client_id: Py<PyString>,
     #[pyo3(get)]
-    client_host: Py<PyString>,
+    pub(crate) client_host: Py<PyString>,
     #[pyo3(get)]
-    rebalance_timeout: i32,
+    pub(crate) rebalance_timeout: i32,
     #[pyo3(get)]
-    session_timeout: i32,
+    pub(crate) session_timeout: i32,
     #[pyo3(get)]
-    subscription: Py<PyBytes>,
+    pub(crate) subscription: Py<PyBytes>,
     #[pyo3(get)]
-    assignment: Py<PyBytes>,
+    pub(crate) assignment: Py<PyBytes>,
     #[pyo3(get)]
-    unknown_tagged_fields: Py<PyTuple>,
+    pub(crate) unknown_tagged_fields: Py<PyTuple>,
 }
 
 impl PyMemberMetadata {
-    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        PyTuple::new(
-            py,
-            [
-                self.member_id.clone_ref(py).into_any(),
-                self.group_instance_id
-                    .as_ref()
-                    .map_or_else(|| py.None(), |s| s.clone_ref(py).into_any()),
-                self.client_id.clone_ref(py).into_any(),
-                self.client_host.clone_ref(py).into_any(),
-                self.rebalance_timeout
-                    .into_pyobject(py)?
-                    .into_any()
-                    .unbind(),
-                self.session_timeout.into_pyobject(py)?.into_any().unbind(),
-                self.subscription.clone_ref(py).into_any(),
-                self.assignment.clone_ref(py).into_any(),
-                self.unknown_tagged_fields.clone_ref(py).into_any(),
-            ],
-        )
-    }
-
     fn to_core(&self, py: Python<'_>) -> PyResult<MemberMetadata> {
         Ok(MemberMetadata {
             member_id: text(py, &self.member_id)?,
@@ -774,8 +545,7 @@ impl PyMemberMetadata {
     }
 }
 
-#[pymethods]
-impl PyMemberMetadata {
+record_class!(by_fields, PyMemberMetadata {
     #[new]
     #[pyo3(
         signature = (member_id, group_instance_id, client_id, client_host, rebalance_timeout, session_timeout, subscription, assignment, unknown_tagged_fields = None),
@@ -806,85 +576,29 @@ impl PyMemberMetadata {
             unknown_tagged_fields: tagged_fields_arg(py, unknown_tagged_fields)?,
         })
     }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!(
-            "MemberMetadata(member_id={}, group_instance_id={}, client_id={}, client_host={}, rebalance_timeout={}, session_timeout={}, subscription=<{} bytes>, assignment=<{} bytes>{})",
-            py_repr(py, &self.member_id)?,
-            py_repr(py, &self.group_instance_id)?,
-            py_repr(py, &self.client_id)?,
-            py_repr(py, &self.client_host)?,
-            self.rebalance_timeout,
-            self.session_timeout,
-            self.subscription.as_bytes(py).len(),
-            self.assignment.as_bytes(py).len(),
-            tagged_fields_repr(py, &self.unknown_tagged_fields)?
-        ))
-    }
-
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        fields_equal(self, other, Self::fields)
-    }
-
-    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
-        self.fields(py)?.hash()
-    }
-
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
-        by_constructor(slf, slf.get().fields(slf.py())?)
-    }
-
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("member_id", &self.member_id)?;
-        d.set_item("group_instance_id", &self.group_instance_id)?;
-        d.set_item("client_id", &self.client_id)?;
-        d.set_item("client_host", &self.client_host)?;
-        d.set_item("rebalance_timeout", self.rebalance_timeout)?;
-        d.set_item("session_timeout", self.session_timeout)?;
-        d.set_item("subscription", &self.subscription)?;
-        d.set_item("assignment", &self.assignment)?;
-        set_tagged_fields(&d, &self.unknown_tagged_fields)?;
-        Ok(d)
-    }
-}
+});
 
 /// A classic group's metadata (GroupMetadataValue, versions 0 to 4).
 #[pyclass(frozen, name = "GroupMetadataValue", module = "groupcoord._native")]
 pub struct PyGroupMetadataValue {
     #[pyo3(get)]
-    protocol_type: Py<PyString>,
+    pub(crate) protocol_type: Py<PyString>,
     #[pyo3(get)]
-    generation: i32,
+    pub(crate) generation: i32,
     #[pyo3(get)]
-    protocol: Option<Py<PyString>>,
+    pub(crate) protocol: Option<Py<PyString>>,
     #[pyo3(get)]
-    leader: Option<Py<PyString>>,
+    pub(crate) leader: Option<Py<PyString>>,
     #[pyo3(get)]
-    current_state_timestamp: i64,
-    members: Vec<Py<PyMemberMetadata>>,
+    pub(crate) current_state_timestamp: i64,
+    pub(crate) members: Vec<Py<PyMemberMetadata>>,
     #[pyo3(get)]
-    version: i16,
+    pub(crate) version: i16,
     #[pyo3(get)]
-    unknown_tagged_fields: Py<PyTuple>,
+    pub(crate) unknown_tagged_fields: Py<PyTuple>,
 }
 
 impl PyGroupMetadataValue {
-    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let members = PyTuple::new(py, &self.members)?;
-        (
-            &self.protocol_type,
-            self.generation,
-            &self.protocol,
-            &self.leader,
-            self.current_state_timestamp,
-            members,
-            self.version,
-            &self.unknown_tagged_fields,
-        )
-            .into_pyobject(py)
-    }
-
     fn to_core(&self, py: Python<'_>) -> PyResult<GroupMetadataValue> {
         let members = self
             .members
@@ -904,8 +618,7 @@ impl PyGroupMetadataValue {
     }
 }
 
-#[pymethods]
-impl PyGroupMetadataValue {
+record_class!(by_fields, PyGroupMetadataValue {
     #[new]
     #[pyo3(
         signature = (protocol_type, generation, protocol, leader, current_state_timestamp = -1, members = None, version = 3, unknown_tagged_fields = None),
@@ -943,50 +656,7 @@ impl PyGroupMetadataValue {
     fn members<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         PyList::new(py, &self.members)
     }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!(
-            "GroupMetadataValue(protocol_type={}, generation={}, protocol={}, leader={}, current_state_timestamp={}, members=<{} members>, version={}{})",
-            py_repr(py, &self.protocol_type)?,
-            self.generation,
-            py_repr(py, &self.protocol)?,
-            py_repr(py, &self.leader)?,
-            self.current_state_timestamp,
-            self.members.len(),
-            self.version,
-            tagged_fields_repr(py, &self.unknown_tagged_fields)?
-        ))
-    }
-
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        fields_equal(self, other, Self::fields)
-    }
-
-    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
-        self.fields(py)?.hash()
-    }
-
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
-        by_constructor(slf, slf.get().fields(slf.py())?)
-    }
-
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("version", self.version)?;
-        d.set_item("protocol_type", &self.protocol_type)?;
-        d.set_item("generation", self.generation)?;
-        d.set_item("protocol", &self.protocol)?;
-        d.set_item("leader", &self.leader)?;
-        d.set_item("current_state_timestamp", self.current_state_timestamp)?;
-        let members = PyList::empty(py);
-        for m in &self.members {
-            members.append(m.get().to_dict(py)?)?;
-        }
-        d.set_item("members", members)?;
-        set_tagged_fields(&d, &self.unknown_tagged_fields)?;
-        Ok(d)
-    }
-}
+});
 
 /// Builds the record classes from borrowed keys and values; a log's records share repeated
 /// names.
@@ -1104,8 +774,7 @@ impl RecordObjects {
     }
 }
 
-#[pymethods]
-impl OpaqueValue {
+record_class!(by_rust, OpaqueValue {
     #[new]
     fn py_new(record_type: i16, version: Option<i16>, data: Vec<u8>) -> PyResult<Self> {
         if version.is_none() && data.len() >= 2 {
@@ -1142,34 +811,9 @@ impl OpaqueValue {
     fn data<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         bytes(py, &self.data)
     }
+});
 
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
-        let py = slf.py();
-        let v = slf.get();
-        let args = (v.record_type, v.version, bytes(py, &v.data));
-        by_constructor(slf, args.into_pyobject(py)?)
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "OpaqueValue(record_type={}, version={}, data=<{} bytes>)",
-            self.record_type,
-            self.version.map_or("None".to_owned(), |v| v.to_string()),
-            self.data.len()
-        )
-    }
-
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("record_type", self.record_type)?;
-        d.set_item("version", self.version)?;
-        d.set_item("data", bytes(py, &self.data))?;
-        Ok(d)
-    }
-}
-
-#[pymethods]
-impl ConsumerGroupKey {
+record_class!(by_rust, ConsumerGroupKey {
     #[new]
     #[pyo3(signature = (record_type, group_id, member_id = None, regular_expression = None))]
     fn py_new(
@@ -1206,71 +850,9 @@ impl ConsumerGroupKey {
             regular_expression,
         })
     }
+});
 
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
-        let k = slf.get();
-        let args = (
-            k.record_type,
-            &k.group_id,
-            &k.member_id,
-            &k.regular_expression,
-        );
-        by_constructor(slf, args.into_pyobject(slf.py())?)
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!(
-            "ConsumerGroupKey(record_type={}, group_id={}, member_id={}, regular_expression={})",
-            self.record_type,
-            py_repr(py, &self.group_id)?,
-            py_repr(py, &self.member_id)?,
-            py_repr(py, &self.regular_expression)?
-        ))
-    }
-
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("record_type", self.record_type)?;
-        d.set_item("group_id", &self.group_id)?;
-        if let Some(m) = &self.member_id {
-            d.set_item("member_id", m)?;
-        }
-        if let Some(r) = &self.regular_expression {
-            d.set_item("regular_expression", r)?;
-        }
-        Ok(d)
-    }
-}
-
-fn datum_to_py(py: Python<'_>, datum: &Datum) -> PyResult<Py<PyAny>> {
-    Ok(match datum {
-        Datum::Null => py.None(),
-        Datum::Int(v) => v.into_pyobject(py)?.into_any().unbind(),
-        Datum::Str(v) => v.into_pyobject(py)?.into_any().unbind(),
-        Datum::Bytes(v) => bytes(py, v).into_any().unbind(),
-        Datum::Uuid(v) => consumer_group::uuid_string(v)
-            .into_pyobject(py)?
-            .into_any()
-            .unbind(),
-        Datum::List(items) => {
-            let list = PyList::empty(py);
-            for item in items {
-                list.append(datum_to_py(py, item)?)?;
-            }
-            list.into_any().unbind()
-        }
-        Datum::Struct(fields) => {
-            let d = PyDict::new(py);
-            for (name, value) in fields {
-                d.set_item(*name, datum_to_py(py, value)?)?;
-            }
-            d.into_any().unbind()
-        }
-    })
-}
-
-#[pymethods]
-impl ConsumerGroupValue {
+record_class!(by_rust_own_reduce, ConsumerGroupValue {
     #[getter]
     fn record_type(&self) -> i16 {
         self.record_type
@@ -1313,44 +895,9 @@ impl ConsumerGroupValue {
             ))),
         }
     }
+});
 
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!(
-            "ConsumerGroupValue(schema={}, fields={})",
-            py_repr(py, self.schema)?,
-            datum_to_py(py, &self.fields)?.bind(py).repr()?
-        ))
-    }
-
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("record_type", self.record_type)?;
-        d.set_item("version", self.version)?;
-        d.set_item("schema", self.schema)?;
-        d.set_item("fields", datum_to_py(py, &self.fields)?)?;
-        Ok(d)
-    }
-}
-
-fn topic_partitions<'py>(
-    py: Python<'py>,
-    tps: &[(String, Vec<i32>)],
-) -> PyResult<Bound<'py, PyList>> {
-    let list = PyList::empty(py);
-    for (topic, partitions) in tps {
-        list.append(PyTuple::new(
-            py,
-            [
-                topic.into_pyobject(py)?.into_any(),
-                PyList::new(py, partitions)?.into_any(),
-            ],
-        )?)?;
-    }
-    Ok(list)
-}
-
-#[pymethods]
-impl ConsumerProtocolSubscription {
+record_class!(by_rust, ConsumerProtocolSubscription {
     #[new]
     #[pyo3(
         signature = (topics, user_data = None, owned_partitions = Vec::new(), generation_id = -1, rack_id = None, version = 3),
@@ -1398,49 +945,9 @@ impl ConsumerProtocolSubscription {
     fn rack_id(&self) -> Option<&str> {
         self.rack_id.as_deref()
     }
+});
 
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
-        let py = slf.py();
-        let s = slf.get();
-        let args = (
-            &s.topics,
-            opt_bytes(py, s.user_data.as_deref()),
-            &s.owned_partitions,
-            s.generation_id,
-            &s.rack_id,
-            s.version,
-        );
-        by_constructor(slf, args.into_pyobject(py)?)
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!(
-            "ConsumerProtocolSubscription(topics={}, owned_partitions={}, generation_id={}, rack_id={}, version={})",
-            py_repr(py, &self.topics)?,
-            py_repr(py, &self.owned_partitions)?,
-            self.generation_id,
-            py_repr(py, &self.rack_id)?,
-            self.version
-        ))
-    }
-
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("version", self.version)?;
-        d.set_item("topics", &self.topics)?;
-        d.set_item("user_data", opt_bytes(py, self.user_data.as_deref()))?;
-        d.set_item(
-            "owned_partitions",
-            topic_partitions(py, &self.owned_partitions)?,
-        )?;
-        d.set_item("generation_id", self.generation_id)?;
-        d.set_item("rack_id", self.rack_id.as_deref())?;
-        Ok(d)
-    }
-}
-
-#[pymethods]
-impl ConsumerProtocolAssignment {
+record_class!(by_rust, ConsumerProtocolAssignment {
     #[new]
     #[pyo3(signature = (assigned_partitions, user_data = None, version = 3))]
     fn py_new(
@@ -1467,37 +974,7 @@ impl ConsumerProtocolAssignment {
     fn user_data<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyBytes>> {
         opt_bytes(py, self.user_data.as_deref())
     }
-
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Reduced<'py>> {
-        let py = slf.py();
-        let a = slf.get();
-        let args = (
-            &a.assigned_partitions,
-            opt_bytes(py, a.user_data.as_deref()),
-            a.version,
-        );
-        by_constructor(slf, args.into_pyobject(py)?)
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!(
-            "ConsumerProtocolAssignment(assigned_partitions={}, version={})",
-            py_repr(py, &self.assigned_partitions)?,
-            self.version
-        ))
-    }
-
-    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("version", self.version)?;
-        d.set_item(
-            "assigned_partitions",
-            topic_partitions(py, &self.assigned_partitions)?,
-        )?;
-        d.set_item("user_data", opt_bytes(py, self.user_data.as_deref()))?;
-        Ok(d)
-    }
-}
+});
 
 /// One record of a batch. Its headers are kept as a tuple and handed out as a new list, so
 /// that no caller can change a hashed record.

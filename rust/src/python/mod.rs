@@ -6,6 +6,8 @@ mod codec;
 mod errors;
 mod partitioner;
 mod purgatory;
+mod record_class;
+mod record_methods;
 
 /// The compiled module, imported as `groupcoord._native`.
 #[pymodule]
