@@ -37,6 +37,10 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 import groupcoord.spark
+from groupcoord.format.records import OFFSET_COMMIT_TYPES, RecordType
+
+IS_OFFSET_COMMIT = f"record_type IN ({', '.join(str(int(t)) for t in sorted(OFFSET_COMMIT_TYPES))})"
+IS_GROUP_METADATA = f"record_type = {int(RecordType.GROUP_METADATA)}"
 
 
 
@@ -58,7 +62,7 @@ def commits(history: DataFrame) -> DataFrame:
     counts once its producer's next marker in the same log partition is a COMMIT with no
     tombstone of its key in between; an aborted one, one whose transaction is still open at
     the end of the log, or one a tombstone removed before the COMMIT does not."""
-    value = "record_type IN (0, 1) AND NOT is_tombstone AND committed_offset IS NOT NULL"
+    value = f"{IS_OFFSET_COMMIT} AND NOT is_tombstone AND committed_offset IS NOT NULL"
     marker = F.when(F.col("control").isNotNull(), F.struct(F.col("offset").alias("at"), "control"))
     transactional = (
         history.where(f"producer_id != -1 AND (({value}) OR control IS NOT NULL)")
@@ -66,7 +70,7 @@ def commits(history: DataFrame) -> DataFrame:
         .where(f"({value}) AND marker.control = 'commit'")
         .withColumn("tombstone", F.lit(False))
     )
-    tombstones = (history.where("record_type IN (0, 1) AND is_tombstone")
+    tombstones = (history.where(f"{IS_OFFSET_COMMIT} AND is_tombstone")
                   .withColumn("marker", F.lit(None).cast(transactional.schema["marker"].dataType))
                   .withColumn("tombstone", F.lit(True)))
     key = ("partition", "group", "topic", "key_partition")
@@ -85,7 +89,7 @@ def commits(history: DataFrame) -> DataFrame:
 
 def stalled_partitions(history: DataFrame, compacted: DataFrame, stall_ms: int) -> DataFrame:
     """Live committed offsets that stopped advancing ``stall_ms`` before the group's last commit."""
-    live = (compacted.where("record_type IN (0, 1)")
+    live = (compacted.where(IS_OFFSET_COMMIT)
             .select("group", "topic", F.col("key_partition").alias("partition"),
                     F.col("committed_offset").alias("offset")))
     all_commits = commits(history)
@@ -100,14 +104,14 @@ def stalled_partitions(history: DataFrame, compacted: DataFrame, stall_ms: int) 
 
 
 def group_summaries(history: DataFrame, compacted: DataFrame, stalled: DataFrame) -> DataFrame:
-    metadata = (compacted.where("record_type = 2")
+    metadata = (compacted.where(IS_GROUP_METADATA)
                 .select("group", "protocol_type", "generation", "protocol", "leader",
                         F.size("members").alias("members"),
                         F.transform("members", lambda m: m["member_id"]).alias("member_ids"),
                         F.aggregate(F.transform("members", lambda m: F.coalesce(F.aggregate(
                             m["assigned_partitions"], F.lit(0), lambda acc, a: acc + F.size(a["partitions"])), F.lit(0))),
                             F.lit(0), lambda acc, n: acc + n).alias("assigned_partitions")))
-    committed = (compacted.where("record_type IN (0, 1)").groupBy("group")
+    committed = (compacted.where(IS_OFFSET_COMMIT).groupBy("group")
                  .agg(F.count("*").alias("committed_partitions")))
     activity = (commits(history).groupBy("group")
                 .agg(F.count("*").alias("commits"), F.min("time").alias("first"), F.max("time").alias("last")))

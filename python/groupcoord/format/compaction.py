@@ -25,6 +25,7 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
+from groupcoord.format.records import OFFSET_COMMIT_TYPES, RecordType
 from groupcoord.format.replay_rules import (
     ARROW_KEY_COLUMNS,
     ARROW_TRANSACTION_COLUMNS,
@@ -212,12 +213,12 @@ def compacted_state(table: Any) -> CompactedState:
     groups: dict[str, tuple[str, int, str | None, str | None, tuple[str, ...]]] = {}
     other: list[dict[str, Any]] = []
     for row in table.to_pylist():
-        if row["record_type"] in (0, 1) and row["committed_offset"] is not None:
+        if row["record_type"] in OFFSET_COMMIT_TYPES and row["committed_offset"] is not None:
             offsets[(row["group"], row["topic"], row["key_partition"])] = (
                 row["committed_offset"], row["leader_epoch"], row["metadata"],
                 row["commit_timestamp"], row["expire_timestamp"],
             )
-        elif row["record_type"] == 2 and row["generation"] is not None:
+        elif row["record_type"] == RecordType.GROUP_METADATA and row["generation"] is not None:
             members = tuple(m["member_id"] for m in row["members"] or [])
             groups[row["group"]] = (row["protocol_type"], row["generation"], row["protocol"],
                                     row["leader"], members)

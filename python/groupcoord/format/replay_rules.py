@@ -32,6 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 from groupcoord.format import codec
+from groupcoord.format.records import OFFSET_COMMIT_TYPES, RecordType
 
 __all__ = [
     "ARROW_KEY_COLUMNS",
@@ -55,9 +56,9 @@ LogicalKey = tuple[Any, ...]
 Transaction = tuple[int, int]
 """(producer id, log partition): the part of a producer's transaction one marker ends."""
 
-_OFFSET_COMMIT_TYPES = (0, 1)
-_TYPE_0_PREFIX = b"\x00\x00"
-_TYPE_1_PREFIX = b"\x00\x01"
+_OFFSET_COMMIT_TYPES = tuple(sorted(OFFSET_COMMIT_TYPES))
+_TYPE_0_PREFIX = RecordType.LEGACY_OFFSET_COMMIT.to_bytes(2, "big")
+_TYPE_1_PREFIX = RecordType.OFFSET_COMMIT.to_bytes(2, "big")
 
 
 def is_pending(producer_id: int) -> bool:
@@ -114,7 +115,8 @@ def logical_key_columns(rows: Any) -> Any:
     import pyarrow.compute as pc  # type: ignore[import-untyped]
 
     record_type = rows.column("record_type")
-    kind = pc.if_else(pc.equal(record_type, 0), pa.scalar(1, pa.int16()), record_type)
+    kind = pc.if_else(pc.equal(record_type, RecordType.LEGACY_OFFSET_COMMIT),
+                      pa.scalar(RecordType.OFFSET_COMMIT, pa.int16()), record_type)
     return rows.append_column(KEY_KIND, kind)
 
 
