@@ -192,6 +192,10 @@ def codec_module() -> str:
     lines.append("")
     lines += layout("MemberMetadata", R.MEMBER_METADATA.fields, "a member in GroupMetadataValue")
     lines.append("")
+    for embedded in (R.CONSUMER_PROTOCOL_SUBSCRIPTION, R.CONSUMER_PROTOCOL_ASSIGNMENT):
+        lines += [f"/// The highest version of {embedded.name} this codec writes.",
+                  f"pub const {screaming(embedded.name)}_MAX: i16 = {embedded.max_version};"]
+    lines.append("")
     lines += consumer_group_schemas()
     return rustfmt("\n".join(lines) + "\n")
 
@@ -477,7 +481,7 @@ def methods_module() -> str:
         "use crate::codec::generated::record_type;",
         "use crate::codec::records::{ConsumerGroupKey, ConsumerGroupValue, "
         "ConsumerProtocolAssignment, ConsumerProtocolSubscription, OpaqueKey, OpaqueValue};",
-        "use crate::python::codec::{PyGroupMetadataKey, PyGroupMetadataValue, PyMemberMetadata, "
+        "use crate::python::classic_records::{PyGroupMetadataKey, PyGroupMetadataValue, PyMemberMetadata, "
         "PyOffsetCommitKey, PyOffsetCommitValue};",
         "use crate::python::record_class::{dicts, set_tagged_fields, set_when_set, RecordClass, "
         "Repr, ToPy};",

@@ -99,6 +99,11 @@ pub const MEMBER_METADATA: [(MemberMetadataField, Versions); 8] = [
     (MemberMetadataField::Assignment, Versions(0, i16::MAX)),
 ];
 
+/// The highest version of ConsumerProtocolSubscription this codec writes.
+pub const CONSUMER_PROTOCOL_SUBSCRIPTION_MAX: i16 = 3;
+/// The highest version of ConsumerProtocolAssignment this codec writes.
+pub const CONSUMER_PROTOCOL_ASSIGNMENT_MAX: i16 = 3;
+
 /// Type 3: ConsumerGroupMetadataValue.
 static CONSUMER_GROUP_METADATA_VALUE: [FieldDef; 3] = [
     field("epoch", FieldType::I32),

@@ -6,6 +6,7 @@ pub mod arrow;
 pub mod batch;
 pub mod compression;
 pub mod consumer_group;
+pub mod consumer_protocol;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 pub mod generated;

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use crate::codec::consumer_group::{self, Datum};
-use crate::python::codec::PyMemberMetadata;
+use crate::python::classic_records::PyMemberMetadata;
 
 /// What a record class's shared Python methods are made of.
 pub(crate) trait RecordClass {

@@ -12,7 +12,7 @@ use crate::codec::records::{
     ConsumerGroupKey, ConsumerGroupValue, ConsumerProtocolAssignment, ConsumerProtocolSubscription,
     OpaqueKey, OpaqueValue,
 };
-use crate::python::codec::{
+use crate::python::classic_records::{
     PyGroupMetadataKey, PyGroupMetadataValue, PyMemberMetadata, PyOffsetCommitKey,
     PyOffsetCommitValue,
 };
