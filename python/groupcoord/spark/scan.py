@@ -21,6 +21,7 @@ from typing import Any, Literal
 import pyarrow as pa  # type: ignore[import-untyped]
 
 from groupcoord.format import codec
+from groupcoord.format import columns as C
 from groupcoord.spark.files import Split
 from groupcoord.storage.segment import LOG_OVERHEAD, MIN_BATCH_LENGTH, batch_boundaries
 
@@ -166,8 +167,8 @@ def bad_batch_rows(bad: list[BadBatch], schema: Any) -> Any:
     ``batch_position`` are set, the other codec columns are null or -1/false where they
     cannot be null; ``_corrupt_record`` says where and why."""
     rows = [{
-        "partition": b.partition, "offset": b.base_offset, "timestamp": -1, "batch_position": b.position,
-        "producer_id": -1, "producer_epoch": -1, "is_transactional": False, "is_tombstone": False,
+        C.PARTITION: b.partition, C.OFFSET: b.base_offset, C.TIMESTAMP: -1, C.BATCH_POSITION: b.position,
+        C.PRODUCER_ID: -1, C.PRODUCER_EPOCH: -1, C.IS_TRANSACTIONAL: False, C.IS_TOMBSTONE: False,
         schema.names[-1]: {"file": b.file, "position": b.position, "length": b.length, "reason": b.reason},
     } for b in bad]
     return pa.RecordBatch.from_pylist(rows, schema=schema)
