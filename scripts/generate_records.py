@@ -42,8 +42,12 @@ STUB_END = "# --- end of generated record classes ---\n"
 
 
 def load_declaration() -> ModuleType:
-    """The declaration module, loaded from its file: it imports nothing from groupcoord, so
-    this needs no built extension."""
+    """The declaration module, loaded from its file with ``groupcoord`` a bare package (its
+    ``__init__`` not run): the declaration imports only ``groupcoord.versions``, so this needs
+    no built extension."""
+    package = ModuleType("groupcoord")
+    package.__path__ = [str(ROOT / "python" / "groupcoord")]
+    sys.modules.setdefault("groupcoord", package)
     spec = importlib.util.spec_from_file_location("_records_declaration", DECLARATION)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

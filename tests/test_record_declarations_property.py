@@ -115,23 +115,26 @@ def encode_struct(fields: tuple[R.Field, ...], values: dict[str, Any]) -> bytes:
 
 
 @st.composite
-def subscriptions(draw: Any) -> tuple[dict[str, Any], bytes]:
-    decl = R.CONSUMER_PROTOCOL_SUBSCRIPTION
+def consumer_protocol(draw: Any, decl: R.Schema, make: Any,
+                      encode: Any) -> tuple[dict[str, Any], bytes]:
+    """A subscription or assignment (``decl``): its fields as its ``to_dict`` gives them, and
+    its encoding by the codec."""
     version = draw(st.integers(0, decl.max_version))
-    s = draw(struct_values(decl.fields, version, flexible=False))
-    s["owned_partitions"] = [(p["topic"], p["partitions"]) for p in s["owned_partitions"]]
-    return {"version": version, **s}, codec.encode_subscription(
-        codec.ConsumerProtocolSubscription(**s, version=version))
+    fields = draw(struct_values(decl.fields, version, flexible=False))
+    for name in ("owned_partitions", "assigned_partitions"):
+        if name in fields:
+            fields[name] = [(p["topic"], p["partitions"]) for p in fields[name]]
+    return {"version": version, **fields}, encode(make(**fields, version=version))
 
 
-@st.composite
-def assignments(draw: Any) -> tuple[dict[str, Any], bytes]:
-    decl = R.CONSUMER_PROTOCOL_ASSIGNMENT
-    version = draw(st.integers(0, decl.max_version))
-    a = draw(struct_values(decl.fields, version, flexible=False))
-    a["assigned_partitions"] = [(p["topic"], p["partitions"]) for p in a["assigned_partitions"]]
-    return {"version": version, **a}, codec.encode_assignment(
-        codec.ConsumerProtocolAssignment(**a, version=version))
+def subscriptions() -> st.SearchStrategy[tuple[dict[str, Any], bytes]]:
+    return consumer_protocol(R.CONSUMER_PROTOCOL_SUBSCRIPTION, codec.ConsumerProtocolSubscription,
+                             codec.encode_subscription)
+
+
+def assignments() -> st.SearchStrategy[tuple[dict[str, Any], bytes]]:
+    return consumer_protocol(R.CONSUMER_PROTOCOL_ASSIGNMENT, codec.ConsumerProtocolAssignment,
+                             codec.encode_assignment)
 
 
 @st.composite

@@ -34,8 +34,9 @@ Python); the Rust codec's tables of record types, field layouts and consumer-gro
 their typed stub (the generated section of ``groupcoord/_native.pyi``), all written by
 ``scripts/generate_records.py`` (``--check`` fails when one is stale).
 
-This module imports nothing from groupcoord, so that the generator can read it before the
-native module is built.
+This module imports nothing from groupcoord but the dependency-free
+:mod:`groupcoord.versions`, so that the generator can read it before the native module is
+built.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from typing import Union
+
+from groupcoord.versions import MAX_VERSION, NO_VERSIONS, VersionRange, in_range, parse_versions
 
 __all__ = [
     "ALL_VERSIONS",
@@ -73,26 +76,8 @@ __all__ = [
     "record",
 ]
 
-Versions = tuple[int, int]
-"""Inclusive (lowest, highest); empty when lowest > highest."""
-
-MAX_VERSION = 0x7FFF
+Versions = VersionRange
 ALL_VERSIONS: Versions = (0, MAX_VERSION)
-NO_VERSIONS: Versions = (0, -1)
-
-
-def parse_versions(spec: str) -> Versions:
-    """Kafka's version range syntax: ``"3+"``, ``"2-4"``, ``"1"`` or ``"none"``."""
-    if spec == "none":
-        return NO_VERSIONS
-    if spec.endswith("+"):
-        return int(spec[:-1]), MAX_VERSION
-    low, _, high = spec.partition("-")
-    return (int(low), int(high)) if high else (int(low), int(low))
-
-
-def in_versions(version: int, versions: Versions) -> bool:
-    return versions[0] <= version <= versions[1]
 
 
 @dataclass(frozen=True)
@@ -165,10 +150,10 @@ class Field:
 
     def present(self, version: int) -> bool:
         """Whether the field is on the wire (untagged) or may be (tagged) in ``version``."""
-        return in_versions(version, self.versions)
+        return in_range(version, self.versions)
 
     def is_nullable(self, version: int) -> bool:
-        return in_versions(version, self.nullable)
+        return in_range(version, self.nullable)
 
     @property
     def ever_nullable(self) -> bool:
@@ -211,7 +196,7 @@ class Schema:
         return low if low <= high else None
 
     def is_flexible(self, version: int) -> bool:
-        return in_versions(version, self.flexible)
+        return in_range(version, self.flexible)
 
     def fields_in(self, version: int) -> tuple[Field, ...]:
         """The fields on the wire in ``version`` or that may be (tagged ones, when flexible)."""
