@@ -5,7 +5,8 @@ The declaration is ``python/groupcoord/format/records.py``; from it this writes
 - ``rust/src/codec/generated.rs``: the record-type constants, the field layouts of the
   offset-commit and group-metadata values (their versions, first flexible version, tags) and
   the consumer-group records' schemas (``FieldDef`` tables), which the hand-written decoders
-  of ``codec::records`` and ``codec::consumer_group`` read;
+  of ``codec::records`` and ``codec::consumer_group`` read; and the Arrow column names of
+  ``groupcoord.format.columns``;
 - ``rust/src/python/record_methods.rs``: each Python record class's ``__repr__``, ``to_dict``
   and the fields its ``__eq__``, ``__hash__`` and ``__reduce__`` use (``impl RecordClass``,
   which the ``record_class!`` macro of ``rust/src/python/record_class.rs`` turns into Python
@@ -28,7 +29,7 @@ import importlib.util
 import re
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
@@ -201,7 +202,22 @@ def codec_module() -> str:
                   f"pub const {screaming(embedded.name)}_MAX: i16 = {embedded.max_version};"]
     lines.append("")
     lines += consumer_group_schemas()
+    lines += ["", "/// The columns of a log's Arrow rows, in schema order, named as",
+              "/// `groupcoord.format.columns` names them (`tests/test_arrow_columns.py` holds those",
+              "/// to the codec's schema).",
+              "pub mod arrow_column {"]
+    names = columns_module().COLUMNS
+    lines += [f'    pub const {name.upper()}: &str = "{name}";' for name in names]
+    lines += ["    /// Every column, in schema order.",
+              f"    pub const ALL: [&str; {len(names)}] = [{', '.join(n.upper() for n in names)}];",
+              "}"]
     return rustfmt("\n".join(lines) + "\n")
+
+
+def columns_module() -> ModuleType:
+    """``groupcoord.format.columns``, imported within the bare package (it reads only the
+    declaration)."""
+    return importlib.import_module("groupcoord.format.columns")
 
 
 def rustfmt(source: str) -> str:

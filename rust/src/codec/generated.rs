@@ -258,3 +258,78 @@ pub fn key_second_field(record_type: i16) -> Option<Option<&'static str>> {
         _ => return None,
     })
 }
+
+/// The columns of a log's Arrow rows, in schema order, named as
+/// `groupcoord.format.columns` names them (`tests/test_arrow_columns.py` holds those
+/// to the codec's schema).
+pub mod arrow_column {
+    pub const PARTITION: &str = "partition";
+    pub const OFFSET: &str = "offset";
+    pub const TIMESTAMP: &str = "timestamp";
+    pub const BATCH_POSITION: &str = "batch_position";
+    pub const PRODUCER_ID: &str = "producer_id";
+    pub const PRODUCER_EPOCH: &str = "producer_epoch";
+    pub const IS_TRANSACTIONAL: &str = "is_transactional";
+    pub const IS_TOMBSTONE: &str = "is_tombstone";
+    pub const CONTROL: &str = "control";
+    pub const RECORD_TYPE: &str = "record_type";
+    pub const VALUE_VERSION: &str = "value_version";
+    pub const GROUP: &str = "group";
+    pub const TOPIC: &str = "topic";
+    pub const KEY_PARTITION: &str = "key_partition";
+    pub const MEMBER_ID: &str = "member_id";
+    pub const REGULAR_EXPRESSION: &str = "regular_expression";
+    pub const COMMITTED_OFFSET: &str = "committed_offset";
+    pub const LEADER_EPOCH: &str = "leader_epoch";
+    pub const METADATA: &str = "metadata";
+    pub const COMMIT_TIMESTAMP: &str = "commit_timestamp";
+    pub const EXPIRE_TIMESTAMP: &str = "expire_timestamp";
+    pub const TOPIC_ID: &str = "topic_id";
+    pub const PROTOCOL_TYPE: &str = "protocol_type";
+    pub const GENERATION: &str = "generation";
+    pub const PROTOCOL: &str = "protocol";
+    pub const LEADER: &str = "leader";
+    pub const CURRENT_STATE_TIMESTAMP: &str = "current_state_timestamp";
+    pub const MEMBERS: &str = "members";
+    pub const EPOCH: &str = "epoch";
+    pub const TOPIC_PARTITIONS: &str = "topic_partitions";
+    pub const CONSUMER_GROUP_FIELDS: &str = "consumer_group_fields";
+    pub const RAW_KEY: &str = "raw_key";
+    pub const RAW_VALUE: &str = "raw_value";
+    /// Every column, in schema order.
+    pub const ALL: [&str; 33] = [
+        PARTITION,
+        OFFSET,
+        TIMESTAMP,
+        BATCH_POSITION,
+        PRODUCER_ID,
+        PRODUCER_EPOCH,
+        IS_TRANSACTIONAL,
+        IS_TOMBSTONE,
+        CONTROL,
+        RECORD_TYPE,
+        VALUE_VERSION,
+        GROUP,
+        TOPIC,
+        KEY_PARTITION,
+        MEMBER_ID,
+        REGULAR_EXPRESSION,
+        COMMITTED_OFFSET,
+        LEADER_EPOCH,
+        METADATA,
+        COMMIT_TIMESTAMP,
+        EXPIRE_TIMESTAMP,
+        TOPIC_ID,
+        PROTOCOL_TYPE,
+        GENERATION,
+        PROTOCOL,
+        LEADER,
+        CURRENT_STATE_TIMESTAMP,
+        MEMBERS,
+        EPOCH,
+        TOPIC_PARTITIONS,
+        CONSUMER_GROUP_FIELDS,
+        RAW_KEY,
+        RAW_VALUE,
+    ];
+}

@@ -10,6 +10,8 @@ pub mod consumer_protocol;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 pub mod generated;
+#[cfg(test)]
+mod generated_tests;
 pub mod legacy;
 pub mod log;
 pub mod primitives;
