@@ -28,6 +28,9 @@ else
     cargo test --release --quiet
 fi
 
+echo "== generated record tables, methods and stub (scripts/generate_records.py --check)"
+.venv/bin/python scripts/generate_records.py --check
+
 echo "== stubtest (the .pyi against the compiled module)"
 .venv/bin/python -m mypy.stubtest groupcoord._native --allowlist .stubtest-allowlist
 

@@ -37,18 +37,22 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 import groupcoord.spark
+from groupcoord.format import columns as C
+from groupcoord.format.records import OFFSET_COMMIT_TYPES, RecordType
 
+IS_OFFSET_COMMIT = f"{C.RECORD_TYPE} IN ({', '.join(str(int(t)) for t in sorted(OFFSET_COMMIT_TYPES))})"
+IS_GROUP_METADATA = f"{C.RECORD_TYPE} = {int(RecordType.GROUP_METADATA)}"
 
 
 def commit_time() -> Any:
     """The commit timestamp of an offset commit value, else its record's timestamp (ms)."""
-    return F.when(F.col("commit_timestamp") >= 0, F.col("commit_timestamp")).otherwise(F.col("timestamp"))
+    return F.when(F.col(C.COMMIT_TIMESTAMP) >= 0, F.col(C.COMMIT_TIMESTAMP)).otherwise(F.col(C.TIMESTAMP))
 
 
 def _after(*keys: str) -> Any:
     """The rows after each one (in log order) among those of the same ``keys``, as a window in
     which the nearest of them is the last: frames that grow from the start cost Spark one pass."""
-    return Window.partitionBy(*keys).orderBy(F.desc("offset")).rowsBetween(Window.unboundedPreceding, -1)
+    return Window.partitionBy(*keys).orderBy(F.desc(C.OFFSET)).rowsBetween(Window.unboundedPreceding, -1)
 
 
 def commits(history: DataFrame) -> DataFrame:
@@ -58,36 +62,36 @@ def commits(history: DataFrame) -> DataFrame:
     counts once its producer's next marker in the same log partition is a COMMIT with no
     tombstone of its key in between; an aborted one, one whose transaction is still open at
     the end of the log, or one a tombstone removed before the COMMIT does not."""
-    value = "record_type IN (0, 1) AND NOT is_tombstone AND committed_offset IS NOT NULL"
-    marker = F.when(F.col("control").isNotNull(), F.struct(F.col("offset").alias("at"), "control"))
+    value = f"{IS_OFFSET_COMMIT} AND NOT {C.IS_TOMBSTONE} AND {C.COMMITTED_OFFSET} IS NOT NULL"
+    marker = F.when(F.col(C.CONTROL).isNotNull(), F.struct(F.col(C.OFFSET).alias("at"), C.CONTROL))
     transactional = (
-        history.where(f"producer_id != -1 AND (({value}) OR control IS NOT NULL)")
-        .withColumn("marker", F.last(marker, ignorenulls=True).over(_after("partition", "producer_id")))
-        .where(f"({value}) AND marker.control = 'commit'")
+        history.where(f"{C.PRODUCER_ID} != -1 AND (({value}) OR {C.CONTROL} IS NOT NULL)")
+        .withColumn("marker", F.last(marker, ignorenulls=True).over(_after(C.PARTITION, C.PRODUCER_ID)))
+        .where(f"({value}) AND marker.{C.CONTROL} = '{C.COMMIT}'")
         .withColumn("tombstone", F.lit(False))
     )
-    tombstones = (history.where("record_type IN (0, 1) AND is_tombstone")
+    tombstones = (history.where(f"{IS_OFFSET_COMMIT} AND {C.IS_TOMBSTONE}")
                   .withColumn("marker", F.lit(None).cast(transactional.schema["marker"].dataType))
                   .withColumn("tombstone", F.lit(True)))
-    key = ("partition", "group", "topic", "key_partition")
+    key = (C.PARTITION, C.GROUP, C.TOPIC, C.KEY_PARTITION)
     committed = (
         transactional.unionByName(tombstones)
         .withColumn("next_tombstone",
-                    F.last(F.when(F.col("tombstone"), F.col("offset")), ignorenulls=True).over(_after(*key)))
+                    F.last(F.when(F.col("tombstone"), F.col(C.OFFSET)), ignorenulls=True).over(_after(*key)))
         .where("NOT tombstone AND (next_tombstone IS NULL OR next_tombstone > marker.at)")
         .drop("marker", "tombstone", "next_tombstone")
     )
-    effective = history.where(f"producer_id = -1 AND {value}").unionByName(committed)
-    return effective.select("group", "topic", F.col("key_partition").alias("partition"),
-                            F.col("committed_offset").alias("offset"), commit_time().alias("time"),
-                            F.col("offset").alias("log_offset"), F.col("partition").alias("log_partition"))
+    effective = history.where(f"{C.PRODUCER_ID} = -1 AND {value}").unionByName(committed)
+    return effective.select(C.GROUP, C.TOPIC, F.col(C.KEY_PARTITION).alias("partition"),
+                            F.col(C.COMMITTED_OFFSET).alias("offset"), commit_time().alias("time"),
+                            F.col(C.OFFSET).alias("log_offset"), F.col(C.PARTITION).alias("log_partition"))
 
 
 def stalled_partitions(history: DataFrame, compacted: DataFrame, stall_ms: int) -> DataFrame:
     """Live committed offsets that stopped advancing ``stall_ms`` before the group's last commit."""
-    live = (compacted.where("record_type IN (0, 1)")
-            .select("group", "topic", F.col("key_partition").alias("partition"),
-                    F.col("committed_offset").alias("offset")))
+    live = (compacted.where(IS_OFFSET_COMMIT)
+            .select(C.GROUP, C.TOPIC, F.col(C.KEY_PARTITION).alias("partition"),
+                    F.col(C.COMMITTED_OFFSET).alias("offset")))
     all_commits = commits(history)
     reached = (all_commits.join(live, ["group", "topic", "partition", "offset"])
                .groupBy("group", "topic", "partition", "offset").agg(F.min("time").alias("since")))
@@ -100,14 +104,14 @@ def stalled_partitions(history: DataFrame, compacted: DataFrame, stall_ms: int) 
 
 
 def group_summaries(history: DataFrame, compacted: DataFrame, stalled: DataFrame) -> DataFrame:
-    metadata = (compacted.where("record_type = 2")
-                .select("group", "protocol_type", "generation", "protocol", "leader",
-                        F.size("members").alias("members"),
-                        F.transform("members", lambda m: m["member_id"]).alias("member_ids"),
-                        F.aggregate(F.transform("members", lambda m: F.coalesce(F.aggregate(
-                            m["assigned_partitions"], F.lit(0), lambda acc, a: acc + F.size(a["partitions"])), F.lit(0))),
+    metadata = (compacted.where(IS_GROUP_METADATA)
+                .select(C.GROUP, C.PROTOCOL_TYPE, C.GENERATION, C.PROTOCOL, C.LEADER,
+                        F.size(C.MEMBERS).alias("members"),
+                        F.transform(C.MEMBERS, lambda m: m[C.MEMBER_ID]).alias("member_ids"),
+                        F.aggregate(F.transform(C.MEMBERS, lambda m: F.coalesce(F.aggregate(
+                            m[C.ASSIGNED_PARTITIONS], F.lit(0), lambda acc, a: acc + F.size(a["partitions"])), F.lit(0))),
                             F.lit(0), lambda acc, n: acc + n).alias("assigned_partitions")))
-    committed = (compacted.where("record_type IN (0, 1)").groupBy("group")
+    committed = (compacted.where(IS_OFFSET_COMMIT).groupBy(C.GROUP)
                  .agg(F.count("*").alias("committed_partitions")))
     activity = (commits(history).groupBy("group")
                 .agg(F.count("*").alias("commits"), F.min("time").alias("first"), F.max("time").alias("last")))

@@ -14,7 +14,8 @@ from groupcoord.format import codec
 from groupcoord.cli.dump_log import NO_SEGMENTS
 
 from offsets_logs import every_kind
-from test_codec import SEGMENT, _log_of_many_chunks
+from codec_vectors import SEGMENT
+from test_codec_iteration import _log_of_many_chunks
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

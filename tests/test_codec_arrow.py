@@ -11,7 +11,7 @@ from groupcoord.format import codec
 from groupcoord.cli.dump_log import _json_line
 
 from offsets_logs import CONSUMER_GROUP_RECORDS
-from test_codec import SEGMENT
+from codec_vectors import SEGMENT
 
 UUID_BASE64URL = "AAECAwQFBgcICQoLDA0ODw"  # bytes 0 to 15, as Kafka's Uuid.toString prints them
 

@@ -19,7 +19,7 @@ from groupcoord.storage.index import OffsetIndex
 from groupcoord.storage.partition import partition_directories, partition_directory_name, partition_of_directory
 from groupcoord.storage.segment import walk_batches
 from offsets_workload import replay
-from test_codec import SEGMENT
+from codec_vectors import SEGMENT
 
 SEGMENT_VECTOR = SEGMENT  # a constructed segment: commit, tombstone, txn commit, COMMIT
 

@@ -33,6 +33,7 @@ from groupcoord.config import Config
 from groupcoord.coordinator import GroupCoordinator, SystemTime
 from groupcoord.coordinator.group import ClassicGroup
 from groupcoord.format import codec
+from groupcoord.format.records import RecordType
 from groupcoord.log.memory import InMemoryLog
 from groupcoord.protocol import ProtocolError
 from groupcoord.protocol.primitives import read_string, read_unsigned_varint, read_uuid
@@ -45,12 +46,9 @@ PROGRESS_AFTER_S = 1.0
 
 logger = logging.getLogger("groupcoord.cli.inspect")
 
-CONSUMER_GROUP_METADATA = 3
-CONSUMER_GROUP_PARTITION_METADATA = 4
-CONSUMER_GROUP_MEMBER_METADATA = 5
-CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA = 6
-CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER = 7
-CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT = 8
+_GROUP_RECORD_TYPES = range(RecordType.CONSUMER_GROUP_METADATA,
+                            RecordType.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT + 1)
+"""The consumer-group record types a group's state is derived from (3 to 8)."""
 MEMBER_STATES = {0: "stable", 1: "unrevoked_partitions", 2: "unreleased_partitions", 127: "unknown"}
 """Kafka's ``MemberState`` by the byte a current-assignment record stores."""
 
@@ -67,9 +65,7 @@ class ConsumerGroups:
 
     def replay(self, record: codec.OffsetsRecord) -> None:
         key = record.key
-        if not isinstance(key, codec.ConsumerGroupKey) or not (
-            CONSUMER_GROUP_METADATA <= key.record_type <= CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT
-        ):
+        if not isinstance(key, codec.ConsumerGroupKey) or key.record_type not in _GROUP_RECORD_TYPES:
             return
         slot = (key.group_id, key.record_type, key.member_id)
         value = record.value
@@ -78,7 +74,7 @@ class ConsumerGroups:
             return
         self._latest[slot] = value.fields
         self._partitions[key.group_id] = record.partition
-        if key.record_type == CONSUMER_GROUP_PARTITION_METADATA:
+        if key.record_type == RecordType.CONSUMER_GROUP_PARTITION_METADATA:
             for topic in value.fields.get("topics") or ():
                 self.topic_names[topic["topic_id"]] = topic["topic_name"]
 
@@ -95,16 +91,16 @@ class ConsumerGroups:
 
         groups = []
         for group_id, by_key in sorted(records.items()):
-            epoch = by_key.get((CONSUMER_GROUP_METADATA, None), {}).get("epoch", 0)
-            target = by_key.get((CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, None), {})
+            epoch = by_key.get((RecordType.CONSUMER_GROUP_METADATA, None), {}).get("epoch", 0)
+            target = by_key.get((RecordType.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, None), {})
             assignment_epoch = target.get("assignment_epoch", 0)
             member_ids = sorted({m for (t, m) in by_key if m is not None and t in (
-                CONSUMER_GROUP_MEMBER_METADATA, CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT)})
+                RecordType.CONSUMER_GROUP_MEMBER_METADATA, RecordType.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT)})
             members = []
             for member_id in member_ids:
-                metadata = by_key.get((CONSUMER_GROUP_MEMBER_METADATA, member_id), {})
-                current = by_key.get((CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, member_id), {})
-                targeted = by_key.get((CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER, member_id), {})
+                metadata = by_key.get((RecordType.CONSUMER_GROUP_MEMBER_METADATA, member_id), {})
+                current = by_key.get((RecordType.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, member_id), {})
+                targeted = by_key.get((RecordType.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER, member_id), {})
                 state = current.get("state", 0)
                 members.append({
                     "member_id": member_id,

@@ -25,6 +25,8 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
+from groupcoord.format import columns as C
+from groupcoord.format.records import OFFSET_COMMIT_TYPES, RecordType
 from groupcoord.format.replay_rules import (
     ARROW_KEY_COLUMNS,
     ARROW_TRANSACTION_COLUMNS,
@@ -48,20 +50,20 @@ def _resolve(pending: Any, markers: Any) -> tuple[Any, Any]:
     n, m = pending.num_rows, markers.num_rows
     probe = pa.table({
         **{c: pending.column(c) for c in columns},
-        "offset": pending.column("offset"),
+        C.OFFSET: pending.column(C.OFFSET),
         "row": pa.array(range(n), pa.int64()),
         **{f"marker_{c}": pa.nulls(n, pending.schema.field(c).type) for c in columns},
         "marker_commit": pa.nulls(n, pa.bool_()),
     })
     marks = pa.table({
         **{c: markers.column(c) for c in columns},
-        "offset": markers.column("offset"),
+        C.OFFSET: markers.column(C.OFFSET),
         "row": pa.nulls(m, pa.int64()),
         **{f"marker_{c}": markers.column(c) for c in columns},
-        "marker_commit": pc.equal(markers.column("control"), "commit"),
+        "marker_commit": pc.equal(markers.column(C.CONTROL), C.COMMIT),
     })
     # Each pending row, then the next marker of its transaction, if any, in sort order.
-    both = pa.concat_tables([probe, marks]).sort_by([(c, "ascending") for c in (*columns, "offset")])
+    both = pa.concat_tables([probe, marks]).sort_by([(c, "ascending") for c in (*columns, C.OFFSET)])
     same = None
     for c in columns:
         equal = pc.equal(pc.fill_null_backward(both.column(f"marker_{c}")), both.column(c))
@@ -78,7 +80,7 @@ def _latest_per_key(rows: Any) -> Any:
     """The row with the highest offset of each logical key (``rows`` carry ``_key_kind``)."""
     if rows.num_rows == 0:
         return rows
-    ordered = rows.sort_by([("partition", "ascending"), ("offset", "ascending")])
+    ordered = rows.sort_by([(C.PARTITION, "ascending"), (C.OFFSET, "ascending")])
     ordered = ordered.append_column(_ORDER, pa.array(range(ordered.num_rows), pa.int64()))
     last = ordered.group_by(list(ARROW_KEY_COLUMNS), use_threads=False).aggregate([(_ORDER, "max")])
     keep = pc.sort_indices(last.column(f"{_ORDER}_max"))
@@ -136,11 +138,11 @@ class Compactor:
             [b for t in self._buffer for b in (t.to_batches() if isinstance(t, pa.Table) else [t])]
         ))
         self._buffer, self._buffered = [], 0
-        control = chunk.column("control")
-        markers = chunk.filter(pc.is_in(control, pa.array(["commit", "abort"])))
+        control = chunk.column(C.CONTROL)
+        markers = chunk.filter(pc.is_in(control, pa.array([C.COMMIT, C.ABORT])))
         if markers.num_rows:
             self._markers.append(markers)
-        data = chunk.filter(pc.and_(pc.is_null(control), pc.is_valid(chunk.column("record_type"))))
+        data = chunk.filter(pc.and_(pc.is_null(control), pc.is_valid(chunk.column(C.RECORD_TYPE))))
         waits = pending_mask(data)
         pending = data.filter(waits)
         if self._pending is not None:
@@ -165,14 +167,14 @@ class Compactor:
             return None
         parts = [self._settled, *self._markers] + ([self._pending] if self._pending is not None else [])
         return (pa.concat_tables(parts).drop_columns([KEY_KIND])
-                .sort_by([("partition", "ascending"), ("offset", "ascending")]))
+                .sort_by([(C.PARTITION, "ascending"), (C.OFFSET, "ascending")]))
 
     def result(self) -> Any:
         """The live rows (``pyarrow.Table`` of the input's schema), by (partition, offset)."""
         self._reduce()
         if self._settled is None:
             return None
-        live = self._settled.filter(pc.invert(self._settled.column("is_tombstone")))
+        live = self._settled.filter(pc.invert(self._settled.column(C.IS_TOMBSTONE)))
         return live.drop_columns([KEY_KIND])
 
 
@@ -212,15 +214,15 @@ def compacted_state(table: Any) -> CompactedState:
     groups: dict[str, tuple[str, int, str | None, str | None, tuple[str, ...]]] = {}
     other: list[dict[str, Any]] = []
     for row in table.to_pylist():
-        if row["record_type"] in (0, 1) and row["committed_offset"] is not None:
-            offsets[(row["group"], row["topic"], row["key_partition"])] = (
-                row["committed_offset"], row["leader_epoch"], row["metadata"],
-                row["commit_timestamp"], row["expire_timestamp"],
+        if row[C.RECORD_TYPE] in OFFSET_COMMIT_TYPES and row[C.COMMITTED_OFFSET] is not None:
+            offsets[(row[C.GROUP], row[C.TOPIC], row[C.KEY_PARTITION])] = (
+                row[C.COMMITTED_OFFSET], row[C.LEADER_EPOCH], row[C.METADATA],
+                row[C.COMMIT_TIMESTAMP], row[C.EXPIRE_TIMESTAMP],
             )
-        elif row["record_type"] == 2 and row["generation"] is not None:
-            members = tuple(m["member_id"] for m in row["members"] or [])
-            groups[row["group"]] = (row["protocol_type"], row["generation"], row["protocol"],
-                                    row["leader"], members)
+        elif row[C.RECORD_TYPE] == RecordType.GROUP_METADATA and row[C.GENERATION] is not None:
+            members = tuple(m[C.MEMBER_ID] for m in row[C.MEMBERS] or [])
+            groups[row[C.GROUP]] = (row[C.PROTOCOL_TYPE], row[C.GENERATION], row[C.PROTOCOL],
+                                    row[C.LEADER], members)
         else:
             other.append(row)
     return CompactedState(offsets, groups, other)

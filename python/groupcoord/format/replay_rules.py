@@ -32,6 +32,8 @@ from __future__ import annotations
 from typing import Any
 
 from groupcoord.format import codec
+from groupcoord.format import columns as C
+from groupcoord.format.records import OFFSET_COMMIT_TYPES, RecordType
 
 __all__ = [
     "ARROW_KEY_COLUMNS",
@@ -55,9 +57,9 @@ LogicalKey = tuple[Any, ...]
 Transaction = tuple[int, int]
 """(producer id, log partition): the part of a producer's transaction one marker ends."""
 
-_OFFSET_COMMIT_TYPES = (0, 1)
-_TYPE_0_PREFIX = b"\x00\x00"
-_TYPE_1_PREFIX = b"\x00\x01"
+_OFFSET_COMMIT_TYPES = tuple(sorted(OFFSET_COMMIT_TYPES))
+_TYPE_0_PREFIX = RecordType.LEGACY_OFFSET_COMMIT.to_bytes(2, "big")
+_TYPE_1_PREFIX = RecordType.OFFSET_COMMIT.to_bytes(2, "big")
 
 
 def is_pending(producer_id: int) -> bool:
@@ -99,11 +101,11 @@ def logical_key_bytes(key: bytes) -> bytes:
 # --- the same rules on Arrow rows of codec.decode_arrow -------------------------------------
 
 KEY_KIND = "_key_kind"
-ARROW_KEY_COLUMNS = ("partition", KEY_KIND, "group", "topic", "key_partition", "member_id",
-                     "regular_expression", "raw_key")
+ARROW_KEY_COLUMNS = (C.PARTITION, KEY_KIND, C.GROUP, C.TOPIC, C.KEY_PARTITION, C.MEMBER_ID,
+                     C.REGULAR_EXPRESSION, C.RAW_KEY)
 """The columns that make a row's logical key (:func:`logical_key`), once
 :func:`logical_key_columns` added ``_key_kind``."""
-ARROW_TRANSACTION_COLUMNS = ("partition", "producer_id")
+ARROW_TRANSACTION_COLUMNS = (C.PARTITION, C.PRODUCER_ID)
 """:func:`transaction_of` as columns: a marker row ends the pending rows equal to it in these."""
 
 
@@ -113,8 +115,9 @@ def logical_key_columns(rows: Any) -> Any:
     import pyarrow as pa  # type: ignore[import-untyped]
     import pyarrow.compute as pc  # type: ignore[import-untyped]
 
-    record_type = rows.column("record_type")
-    kind = pc.if_else(pc.equal(record_type, 0), pa.scalar(1, pa.int16()), record_type)
+    record_type = rows.column(C.RECORD_TYPE)
+    kind = pc.if_else(pc.equal(record_type, RecordType.LEGACY_OFFSET_COMMIT),
+                      pa.scalar(RecordType.OFFSET_COMMIT, pa.int16()), record_type)
     return rows.append_column(KEY_KIND, kind)
 
 
@@ -123,7 +126,7 @@ def pending_mask(rows: Any) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    is_commit = pc.is_in(rows.column("record_type"), pa.array(_OFFSET_COMMIT_TYPES, pa.int16()))
-    with_value = pc.invert(rows.column("is_tombstone"))
-    produced = pc.not_equal(rows.column("producer_id"), NO_PRODUCER_ID)
+    is_commit = pc.is_in(rows.column(C.RECORD_TYPE), pa.array(_OFFSET_COMMIT_TYPES, pa.int16()))
+    with_value = pc.invert(rows.column(C.IS_TOMBSTONE))
+    produced = pc.not_equal(rows.column(C.PRODUCER_ID), NO_PRODUCER_ID)
     return pc.fill_null(pc.and_(pc.and_(is_commit, with_value), produced), False)

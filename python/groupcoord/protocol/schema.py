@@ -37,28 +37,10 @@ from typing import Any, ClassVar, Self, cast, dataclass_transform
 
 from groupcoord.protocol.errors import ProtocolError
 from groupcoord.protocol.primitives import ZERO_UUID
-
-VersionRange = tuple[int, int]
-"""Inclusive (lowest, highest); empty when lowest > highest."""
-
-NO_VERSIONS: VersionRange = (0, -1)
-MAX_VERSION = 0x7FFF
-
-
-def parse_versions(spec: str) -> VersionRange:
-    """Kafka's version range syntax: ``"3+"``, ``"2-4"``, ``"1"`` or ``"none"``."""
-    spec = spec.strip()
-    if spec == "none":
-        return NO_VERSIONS
-    if spec.endswith("+"):
-        return int(spec[:-1]), MAX_VERSION
-    low, _, high = spec.partition("-")
-    return (int(low), int(high)) if high else (int(low), int(low))
-
-
-def in_range(version: int, versions: VersionRange) -> bool:
-    return versions[0] <= version <= versions[1]
-
+from groupcoord.versions import MAX_VERSION, NO_VERSIONS
+from groupcoord.versions import VersionRange as VersionRange
+from groupcoord.versions import in_range as in_range
+from groupcoord.versions import parse_versions as parse_versions
 
 @dataclass(frozen=True)
 class Primitive:

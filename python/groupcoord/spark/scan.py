@@ -21,8 +21,17 @@ from typing import Any, Literal
 import pyarrow as pa  # type: ignore[import-untyped]
 
 from groupcoord.format import codec
+from groupcoord.format import columns as C
 from groupcoord.spark.files import Split
-from groupcoord.storage.segment import LOG_OVERHEAD, MIN_BATCH_LENGTH, batch_boundaries
+from groupcoord.format.batch_header import (
+    LENGTH,
+    LOG_OVERHEAD,
+    MAGIC_POSITION,
+    MIN_BATCH_LENGTH,
+    OFFSET,
+    PREFIX,
+)
+from groupcoord.storage.segment import batch_boundaries
 
 __all__ = [
     "BadBatch",
@@ -92,7 +101,8 @@ def scan(split: Split, mode: Mode = "PERMISSIVE", chunk_bytes: int = CHUNK_BYTES
             while pos < split.end:
                 starts, stop = batch_boundaries(buf, pos, split.end)
                 # A log of legacy message sets: its batches, or the header that broke the walk.
-                magics = [buf[p + 16] for p in starts[:1] + starts[-1:] + [stop] if p + 16 < split.end]
+                magics = [buf[p + MAGIC_POSITION] for p in starts[:1] + starts[-1:] + [stop]
+                          if p + MAGIC_POSITION < split.end]
                 legacy = legacy or any(m < 2 for m in magics)
                 starts.append(stop)
                 yield from _decode_batches(view, starts, split, mode, chunk_bytes)
@@ -138,14 +148,14 @@ def _bad(bad: BadBatch, mode: Mode) -> Iterator[BadBatch]:
 
 
 def _base_offset(buf: Any, pos: int) -> int:
-    return int.from_bytes(buf[pos:pos + 8], "big", signed=True) if pos + 8 <= len(buf) else -1
+    return int(OFFSET.unpack_from(buf, pos)[0]) if pos + OFFSET.size <= len(buf) else -1
 
 
 def _header_problem(buf: mmap.mmap, pos: int, end: int) -> str:
-    if pos + LOG_OVERHEAD + 5 > end:
+    if pos + PREFIX.size > end:
         return f"{end - pos} bytes at the end are not a whole batch header"
-    length = int.from_bytes(buf[pos + 8:pos + 12], "big", signed=True)
-    magic = buf[pos + 16]
+    length = int(LENGTH.unpack_from(buf, pos + OFFSET.size)[0])
+    magic = buf[pos + MAGIC_POSITION]
     if magic > 2:
         return f"unknown magic {magic}"
     if length < MIN_BATCH_LENGTH:
@@ -166,8 +176,8 @@ def bad_batch_rows(bad: list[BadBatch], schema: Any) -> Any:
     ``batch_position`` are set, the other codec columns are null or -1/false where they
     cannot be null; ``_corrupt_record`` says where and why."""
     rows = [{
-        "partition": b.partition, "offset": b.base_offset, "timestamp": -1, "batch_position": b.position,
-        "producer_id": -1, "producer_epoch": -1, "is_transactional": False, "is_tombstone": False,
+        C.PARTITION: b.partition, C.OFFSET: b.base_offset, C.TIMESTAMP: -1, C.BATCH_POSITION: b.position,
+        C.PRODUCER_ID: -1, C.PRODUCER_EPOCH: -1, C.IS_TRANSACTIONAL: False, C.IS_TOMBSTONE: False,
         schema.names[-1]: {"file": b.file, "position": b.position, "length": b.length, "reason": b.reason},
     } for b in bad]
     return pa.RecordBatch.from_pylist(rows, schema=schema)

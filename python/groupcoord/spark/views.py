@@ -17,6 +17,7 @@ import pyarrow.compute as pc  # type: ignore[import-untyped]
 from pyspark.sql import DataFrame
 
 from groupcoord.format import codec
+from groupcoord.format import columns as C
 from groupcoord.format.compaction import Compactor
 
 __all__ = ["compacted"]
@@ -51,9 +52,9 @@ def compacted(history: DataFrame, corrupt_column: str | None = None) -> DataFram
             bad_mask = pc.is_valid(rows.column(corrupt_column))
             bad, rows = rows.filter(bad_mask), rows.filter(pc.invert(bad_mask))
         compactor = Compactor()
-        compactor.add(rows.sort_by([("offset", "ascending")]))
+        compactor.add(rows.sort_by([(C.OFFSET, "ascending")]))
         live = compactor.result()
         live = rows.schema.empty_table() if live is None else live
         return pa.concat_tables([live, bad]) if has_corrupt else live
 
-    return history.mapInArrow(reduce_split, schema).groupBy("partition").applyInArrow(finish, schema)
+    return history.mapInArrow(reduce_split, schema).groupBy(C.PARTITION).applyInArrow(finish, schema)

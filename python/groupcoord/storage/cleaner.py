@@ -68,14 +68,13 @@ from pathlib import Path
 
 from groupcoord.config import Config
 from groupcoord.format import codec
+from groupcoord.format.batch_header import ATTRIBUTES_POSITION, DELETE_HORIZON_BIT
 from groupcoord.format.replay_rules import is_pending, is_pending_record, logical_key_bytes
 from groupcoord.storage.checkpoint import OffsetCheckpoint
 from groupcoord.storage.index import OffsetIndex
 from groupcoord.storage.partition import PartitionLog, read_chunks
 from groupcoord.storage.segment import (
-    ATTRIBUTES_POSITION,
     CLEANED_SUFFIX,
-    DELETE_HORIZON_BIT,
     DELETED_SUFFIX,
     INDEX_SUFFIX,
     INDEX_SUFFIXES,

@@ -10,12 +10,25 @@ from __future__ import annotations
 import logging
 import mmap
 import os
-import struct
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
 from groupcoord.format import codec
+from groupcoord.format.batch_header import (
+    CONTROL_BIT,
+    DELETE_HORIZON_BIT,
+    LENGTH,
+    LOG_OVERHEAD,
+    MAGIC_POSITION,
+    MIN_BATCH_LENGTH,
+    OFFSET,
+    PREFIX,
+    TRANSACTIONAL_BIT,
+    V2_HEADER,
+    V2_HEADER_FIELDS,
+    V2_HEADER_SIZE,
+)
 from groupcoord.storage.index import OffsetIndex
 
 __all__ = [
@@ -41,22 +54,12 @@ CLEANED_SUFFIX = ".cleaned"
 SWAP_SUFFIX = ".swap"
 DELETED_SUFFIX = ".deleted"
 
-LOG_OVERHEAD = 12
-"""Every batch of every magic starts with int64 offset, int32 length (bytes after it)."""
-MIN_BATCH_LENGTH = 14
-"""Kafka refuses a batch whose length is below a magic-0 message's overhead."""
-_PREFIX = struct.Struct(">qiib")  # offset, length, partition leader epoch / CRC, magic
-_LENGTH = struct.Struct(">i")
-
 RECOVERY_READ_BYTES = 8 << 20
 """How much of a segment recovery reads at a time."""
-_OFFSET = struct.Struct(">q")
-_V2_HEADER = struct.Struct(">qiibIhiqqqhii")  # DefaultRecordBatch's 61-byte header
-V2_HEADER_SIZE = _V2_HEADER.size
-ATTRIBUTES_POSITION = 21
-TRANSACTIONAL_BIT = 0x10
-CONTROL_BIT = 0x20
-DELETE_HORIZON_BIT = 0x40
+
+
+_MAX_TIMESTAMP = V2_HEADER_FIELDS.index("max_timestamp")
+_LAST_OFFSET_DELTA = V2_HEADER_FIELDS.index("last_offset_delta")
 
 
 def segment_name(base_offset: int, suffix: str = LOG_SUFFIX) -> str:
@@ -112,8 +115,8 @@ def batch_boundaries(
     limit = end if until is None else min(until, end)
     starts = []
     position = start
-    prefix = _PREFIX.unpack_from
-    while position < limit and position + LOG_OVERHEAD + 5 <= end:
+    prefix = PREFIX.unpack_from
+    while position < limit and position + PREFIX.size <= end:
         _, length, _, magic = prefix(data, position)
         stop = position + LOG_OVERHEAD + length
         if length < MIN_BATCH_LENGTH or stop > end or not 0 <= magic <= 2:
@@ -134,10 +137,10 @@ def walk_batches(
     """The whole batches :func:`batch_boundaries` finds, with their headers. Positions are
     ``base_position`` plus the position in ``data``."""
     starts, stop = batch_boundaries(data, start, end, until=until)
-    header = _V2_HEADER.unpack_from
+    header = V2_HEADER.unpack_from
     for position, following in zip(starts, starts[1:] + [stop]):
         size = following - position
-        magic = data[position + 16]
+        magic = data[position + MAGIC_POSITION]
         if magic >= 2 and size >= V2_HEADER_SIZE:
             offset, _, _, _, _, attributes, last_delta, _, max_timestamp, producer_id, _, _, _ = header(
                 data, position
@@ -147,23 +150,23 @@ def walk_batches(
                 max_timestamp, producer_id,
             )
         else:
-            offset = _OFFSET.unpack_from(data, position)[0]
+            offset = OFFSET.unpack_from(data, position)[0]
             yield BatchInfo(base_position + position, size, magic, offset, offset, 0, -1, -1)
 
 
 def batch_max_timestamp(header: Buffer) -> int:
     """The largest timestamp in the batch whose header ``header`` starts with; -1 for a legacy
     message set or a header cut short."""
-    if len(header) < V2_HEADER_SIZE or header[16] < 2:
+    if len(header) < V2_HEADER_SIZE or header[MAGIC_POSITION] < 2:
         return -1
-    return int(_V2_HEADER.unpack_from(header)[8])
+    return int(V2_HEADER.unpack_from(header)[_MAX_TIMESTAMP])
 
 
 def batch_size_at(data: bytes, position: int) -> int | None:
     """The size a batch starting at ``position`` announces, if its prefix is there."""
     if position + LOG_OVERHEAD > len(data):
         return None
-    return LOG_OVERHEAD + int(_LENGTH.unpack_from(data, position + 8)[0])
+    return LOG_OVERHEAD + int(LENGTH.unpack_from(data, position + OFFSET.size)[0])
 
 
 class LogSegment:
@@ -422,11 +425,11 @@ class LogSegment:
 def _last_offset_of_header(header: bytes) -> int | None:
     if len(header) < 17:
         return None
-    offset, _length, _, magic = _PREFIX.unpack_from(header, 0)
+    offset, _length, _, magic = PREFIX.unpack_from(header, 0)
     if magic >= 2:
         if len(header) < V2_HEADER_SIZE:
             return None
-        return int(offset + _V2_HEADER.unpack_from(header, 0)[6])
+        return int(offset + V2_HEADER.unpack_from(header, 0)[_LAST_OFFSET_DELTA])
     return int(offset)
 
 

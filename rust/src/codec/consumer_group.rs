@@ -1,5 +1,6 @@
 //! The new (KIP-848) group coordinator's records, types 3 to 8 and 16, decoded from schemas
-//! declared once as data.
+//! declared once as data: the [`FieldDef`] tables of [`super::generated`], which
+//! `scripts/generate_records.py` writes from `python/groupcoord/format/records.py`.
 //!
 //! Keys are non-flexible: `GroupId` string, with `MemberId` (types 5, 7, 8) or
 //! `RegularExpression` (16). Values are version 0, flexible: compact strings and arrays, a
@@ -9,6 +10,7 @@
 //! as Kafka's classes keep them, in one more field, [`UNKNOWN_TAGGED_FIELDS`], present only
 //! when there are some, and written back.
 
+pub use crate::codec::generated::{key_second_field, value_schema};
 use crate::codec::primitives::{check_tags, Reader, Writer};
 use crate::error::{Error, Result};
 
@@ -36,7 +38,7 @@ pub struct FieldDef {
     pub tag: Option<u32>,
 }
 
-const fn field(name: &'static str, ty: FieldType) -> FieldDef {
+pub(crate) const fn field(name: &'static str, ty: FieldType) -> FieldDef {
     FieldDef {
         name,
         ty,
@@ -44,7 +46,7 @@ const fn field(name: &'static str, ty: FieldType) -> FieldDef {
     }
 }
 
-const fn tagged(name: &'static str, tag: u32, ty: FieldType) -> FieldDef {
+pub(crate) const fn tagged(name: &'static str, tag: u32, ty: FieldType) -> FieldDef {
     FieldDef {
         name,
         ty,
@@ -113,139 +115,6 @@ fn base64_with(bytes: &[u8], last_two: &[u8; 2], pad: bool) -> String {
         }
     }
     out
-}
-
-static PARTITION_METADATA: [FieldDef; 2] = [
-    field("partition", FieldType::I32),
-    field("racks", FieldType::Array(&FieldType::Str)),
-];
-static TOPIC_METADATA: [FieldDef; 4] = [
-    field("topic_id", FieldType::Uuid),
-    field("topic_name", FieldType::Str),
-    field("num_partitions", FieldType::I32),
-    field(
-        "partition_metadata",
-        FieldType::Array(&FieldType::Struct(&PARTITION_METADATA)),
-    ),
-];
-static SUPPORTED_PROTOCOL: [FieldDef; 2] = [
-    field("name", FieldType::Str),
-    field("metadata", FieldType::Bytes),
-];
-static CLASSIC_MEMBER_METADATA: [FieldDef; 2] = [
-    field("session_timeout_ms", FieldType::I32),
-    field(
-        "supported_protocols",
-        FieldType::Array(&FieldType::Struct(&SUPPORTED_PROTOCOL)),
-    ),
-];
-static TOPIC_PARTITIONS: [FieldDef; 2] = [
-    field("topic_id", FieldType::Uuid),
-    field("partitions", FieldType::Array(&FieldType::I32)),
-];
-static TOPIC_PARTITIONS_WITH_EPOCHS: [FieldDef; 3] = [
-    field("topic_id", FieldType::Uuid),
-    field("partitions", FieldType::Array(&FieldType::I32)),
-    tagged(
-        "assignment_epochs",
-        0,
-        FieldType::NullableArray(&FieldType::I32),
-    ),
-];
-
-/// Type 3: ConsumerGroupMetadataValue.
-static GROUP_METADATA: [FieldDef; 3] = [
-    field("epoch", FieldType::I32),
-    tagged("metadata_hash", 0, FieldType::I64),
-    tagged("creation_time_ms", 1, FieldType::I64),
-];
-/// Type 4: ConsumerGroupPartitionMetadataValue.
-static PARTITION_METADATA_VALUE: [FieldDef; 1] = [field(
-    "topics",
-    FieldType::Array(&FieldType::Struct(&TOPIC_METADATA)),
-)];
-/// Type 5: ConsumerGroupMemberMetadataValue.
-static MEMBER_METADATA: [FieldDef; 9] = [
-    field("instance_id", FieldType::NullableStr),
-    field("rack_id", FieldType::NullableStr),
-    field("client_id", FieldType::Str),
-    field("client_host", FieldType::Str),
-    field("subscribed_topic_names", FieldType::Array(&FieldType::Str)),
-    field("subscribed_topic_regex", FieldType::NullableStr),
-    field("rebalance_timeout_ms", FieldType::I32),
-    field("server_assignor", FieldType::NullableStr),
-    tagged(
-        "classic_member_metadata",
-        0,
-        FieldType::NullableStruct(&CLASSIC_MEMBER_METADATA),
-    ),
-];
-/// Type 6: ConsumerGroupTargetAssignmentMetadataValue.
-static TARGET_ASSIGNMENT_METADATA: [FieldDef; 2] = [
-    field("assignment_epoch", FieldType::I32),
-    tagged("assignment_timestamp", 0, FieldType::I64),
-];
-/// Type 7: ConsumerGroupTargetAssignmentMemberValue.
-static TARGET_ASSIGNMENT_MEMBER: [FieldDef; 1] = [field(
-    "topic_partitions",
-    FieldType::Array(&FieldType::Struct(&TOPIC_PARTITIONS)),
-)];
-/// Type 8: ConsumerGroupCurrentMemberAssignmentValue.
-static CURRENT_MEMBER_ASSIGNMENT: [FieldDef; 5] = [
-    field("member_epoch", FieldType::I32),
-    field("previous_member_epoch", FieldType::I32),
-    field("state", FieldType::I8),
-    field(
-        "assigned_partitions",
-        FieldType::Array(&FieldType::Struct(&TOPIC_PARTITIONS_WITH_EPOCHS)),
-    ),
-    field(
-        "partitions_pending_revocation",
-        FieldType::Array(&FieldType::Struct(&TOPIC_PARTITIONS_WITH_EPOCHS)),
-    ),
-];
-/// Type 16: ConsumerGroupRegularExpressionValue.
-static REGULAR_EXPRESSION: [FieldDef; 3] = [
-    field("topics", FieldType::Array(&FieldType::Str)),
-    field("version", FieldType::I64),
-    field("timestamp", FieldType::I64),
-];
-
-/// Kafka's name for a record type's value, and its schema, for types 3 to 8 and 16.
-pub fn value_schema(record_type: i16) -> Option<(&'static str, &'static [FieldDef])> {
-    Some(match record_type {
-        3 => ("ConsumerGroupMetadataValue", &GROUP_METADATA),
-        4 => (
-            "ConsumerGroupPartitionMetadataValue",
-            &PARTITION_METADATA_VALUE,
-        ),
-        5 => ("ConsumerGroupMemberMetadataValue", &MEMBER_METADATA),
-        6 => (
-            "ConsumerGroupTargetAssignmentMetadataValue",
-            &TARGET_ASSIGNMENT_METADATA,
-        ),
-        7 => (
-            "ConsumerGroupTargetAssignmentMemberValue",
-            &TARGET_ASSIGNMENT_MEMBER,
-        ),
-        8 => (
-            "ConsumerGroupCurrentMemberAssignmentValue",
-            &CURRENT_MEMBER_ASSIGNMENT,
-        ),
-        16 => ("ConsumerGroupRegularExpressionValue", &REGULAR_EXPRESSION),
-        _ => return None,
-    })
-}
-
-/// Which key fields follow `GroupId` for a record type: a member id, a regular expression,
-/// or nothing. `None` for types this module does not know.
-pub fn key_second_field(record_type: i16) -> Option<Option<&'static str>> {
-    Some(match record_type {
-        3 | 4 | 6 => None,
-        5 | 7 | 8 => Some("member_id"),
-        16 => Some("regular_expression"),
-        _ => return None,
-    })
 }
 
 /// Decodes a flexible struct of `fields` (its tagged-field section included).

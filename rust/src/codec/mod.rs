@@ -6,8 +6,12 @@ pub mod arrow;
 pub mod batch;
 pub mod compression;
 pub mod consumer_group;
+pub mod consumer_protocol;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
+pub mod generated;
+#[cfg(test)]
+mod generated_tests;
 pub mod legacy;
 pub mod log;
 pub mod primitives;

@@ -2,10 +2,19 @@
 
 use pyo3::prelude::*;
 
+mod batch_classes;
+mod classic_records;
 mod codec;
+mod decode;
 mod errors;
+mod input;
+mod names;
+mod other_records;
 mod partitioner;
 mod purgatory;
+mod record_class;
+mod record_methods;
+mod record_objects;
 
 /// The compiled module, imported as `groupcoord._native`.
 #[pymodule]

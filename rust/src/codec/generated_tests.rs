@@ -1,0 +1,12 @@
+//! The generated tables against the hand-written code that does not read them yet.
+
+use crate::codec::arrow;
+use crate::codec::generated::arrow_column;
+
+/// The Arrow column names declared in Python are the schema's, in order.
+#[test]
+fn arrow_columns_are_the_schemas() {
+    let schema = arrow::schema();
+    let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    assert_eq!(names, arrow_column::ALL);
+}
