@@ -33,11 +33,12 @@ use std::sync::mpsc;
 
 use crate::codec::compression::{Compression, Decompressor};
 use crate::codec::primitives::{Reader, Writer};
+use crate::codec::record_batch::in_decompressed;
+pub use crate::codec::record_batch::{
+    Batch, BatchInfo, Record, BASE_OFFSET_OFFSET, LENGTH_OFFSET, LOG_OVERHEAD,
+};
 use crate::error::{Error, Result};
 
-pub const BASE_OFFSET_OFFSET: usize = 0;
-pub const LENGTH_OFFSET: usize = BASE_OFFSET_OFFSET + 8;
-pub const LOG_OVERHEAD: usize = LENGTH_OFFSET + 4;
 pub const PARTITION_LEADER_EPOCH_OFFSET: usize = LOG_OVERHEAD;
 pub const MAGIC_OFFSET: usize = PARTITION_LEADER_EPOCH_OFFSET + 4;
 pub const CRC_OFFSET: usize = MAGIC_OFFSET + 1;
@@ -61,16 +62,6 @@ const DELETE_HORIZON_BIT: i16 = 0x40;
 #[inline]
 pub fn crc32c(data: &[u8]) -> u32 {
     crc_fast::checksum(crc_fast::CrcAlgorithm::Crc32Iscsi, data) as u32
-}
-
-/// One record of a batch, with absolute offset and timestamp.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Record {
-    pub offset: i64,
-    pub timestamp: i64,
-    pub key: Option<Vec<u8>>,
-    pub value: Option<Vec<u8>>,
-    pub headers: Vec<(String, Option<Vec<u8>>)>,
 }
 
 /// A record borrowed from the log buffer (or from the decompressed records of its batch).
@@ -111,48 +102,6 @@ impl<'a> RecordRef<'a> {
                 .map(|(k, v)| (k.into_owned(), v.map(<[u8]>::to_vec)))
                 .collect(),
         })
-    }
-}
-
-/// What a batch's header says: everything about it but its records. For legacy (magic 0/1)
-/// input, the v2-only fields are -1 / false.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BatchInfo {
-    /// Absolute byte position of the batch in the input.
-    pub position: usize,
-    /// Bytes the batch takes, the 12-byte offset and length prefix included.
-    pub size: usize,
-    pub base_offset: i64,
-    pub last_offset: i64,
-    pub partition_leader_epoch: i32,
-    pub magic: i8,
-    pub crc: u32,
-    pub compression: Compression,
-    pub log_append_time: bool,
-    pub is_transactional: bool,
-    pub is_control: bool,
-    pub has_delete_horizon: bool,
-    pub base_timestamp: i64,
-    pub max_timestamp: i64,
-    pub producer_id: i64,
-    pub producer_epoch: i16,
-    pub base_sequence: i32,
-    pub record_count: usize,
-}
-
-/// A parsed batch with its records copied out; its header fields read through to `info`
-/// (`batch.base_offset`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Batch {
-    pub info: BatchInfo,
-    pub records: Vec<Record>,
-}
-
-impl std::ops::Deref for Batch {
-    type Target = BatchInfo;
-
-    fn deref(&self) -> &BatchInfo {
-        &self.info
     }
 }
 
@@ -849,18 +798,6 @@ impl<'a> Records<'a> {
             log_append_time: info.log_append_time.then_some(info.max_timestamp),
             decompressed_from,
         }
-    }
-}
-
-/// An error met inside decompressed data (a v2 batch's records, a legacy wrapper's messages),
-/// whose reader counts positions on from the compressed stream's start, `stream_start`: a
-/// position past it is no byte of the input. The error is reported at the stream's start, and
-/// its reason says where in the decompressed data it was met.
-#[cold]
-pub(crate) fn in_decompressed(error: Error, stream_start: usize) -> Error {
-    Error::Corrupt {
-        position: stream_start,
-        reason: error.within("the decompressed data", stream_start),
     }
 }
 
@@ -1942,5 +1879,65 @@ mod tests {
         log.extend_from_slice(&legacy);
         assert_eq!(next_valid_batch(&log, 0, false), log.len());
         assert_eq!(next_valid_batch(&log, 0, true), 30);
+    }
+
+    /// A magic-1 message with a right CRC-32.
+    fn message(attributes: i8, offset: i64, value: &[u8]) -> Vec<u8> {
+        let mut body = vec![1, attributes as u8];
+        body.extend(1_000i64.to_be_bytes());
+        body.extend((-1i32).to_be_bytes());
+        body.extend((value.len() as i32).to_be_bytes());
+        body.extend(value);
+        let mut out = offset.to_be_bytes().to_vec();
+        out.extend(((4 + body.len()) as i32).to_be_bytes());
+        out.extend(crc32fast::hash(&body).to_be_bytes());
+        out.extend(body);
+        out
+    }
+
+    /// A gzip wrapper whose inner messages end early, every CRC right: the error names the
+    /// wrapper's compressed value, a byte of the input, and where in the inflated messages.
+    #[test]
+    fn damage_inside_a_compressed_wrapper_is_named_at_a_byte_of_the_input() {
+        let mut inner = message(0, 0, b"first");
+        // The second message's body, after its offset and size.
+        let second_body_at = inner.len() + 12;
+        inner.extend(message(0, 1, b"second"));
+        inner.pop();
+        let wrapper = message(1, 1, &Compression::Gzip.compress(&inner));
+        let value_at = wrapper.len() - Compression::Gzip.compress(&inner).len();
+        let parsed = read_batches(&wrapper, 100);
+        let error = parsed
+            .error
+            .expect("inner messages that end early are an error");
+        assert_eq!(error.position(), Some(100 + value_at));
+        let text = error.to_string();
+        assert!(
+            text.contains("decompressed data ends early")
+                && text.contains(&format!("at byte {second_body_at} needs")),
+            "{text}"
+        );
+    }
+
+    /// offsets-log-format.md §9.2.
+    #[test]
+    fn kafka_python_legacy_vectors() {
+        let v1 = hex("000000000000000000000019478628c201000000015e1867abaeffffffff00000003313233");
+        let v0 = hex("000000000000000000000011feb01dbf0000ffffffff00000003313233");
+        for (data, magic, ts) in [(v1, 1, 1_503_648_000_942), (v0, 0, -1)] {
+            let parsed = read_batches(&data, 0);
+            assert!(parsed.error.is_none(), "{:?}", parsed.error);
+            let b = &parsed.batches[0];
+            assert_eq!(b.info.magic, magic);
+            assert_eq!(b.records[0].value.as_deref(), Some(&b"123"[..]));
+            assert_eq!(b.records[0].key, None);
+            assert_eq!(b.records[0].timestamp, ts);
+            let mut bad = data.clone();
+            *bad.last_mut().unwrap() ^= 1;
+            assert!(
+                read_batches(&bad, 0).error.is_some(),
+                "CRC-32 must catch a flipped byte"
+            );
+        }
     }
 }
