@@ -14,7 +14,8 @@ impl<'d> LogReader<'d> {
     /// chunk's end; stops where `consume` returns a walk, or at the input's end or first
     /// corrupt batch. From [`PIPELINE_BYTES`] of input on, a second thread checks and
     /// decompresses the next chunk while `consume` runs on this one, so decompressing a log
-    /// overlaps parsing it.
+    /// overlaps parsing it. That thread is scoped to this call: it is joined before the call
+    /// returns or unwinds, while the input is still borrowed.
     pub fn chunks(
         self,
         budget: usize,
@@ -23,17 +24,25 @@ impl<'d> LogReader<'d> {
         if !self.worth_a_pipeline() {
             return self.chunks_on_this_thread(budget, consume);
         }
-        // SAFETY: the pipeline is finished (its thread joined) before this function returns,
-        // while `data` is still borrowed, and each chunk is only lent to `consume`.
-        let mut pipeline = unsafe { Pipeline::start(self, budget) };
-        while let Some((chunk, checked)) = pipeline.next_chunk() {
-            if let Err(walk) = consume(&chunk, checked) {
-                pipeline.finish();
-                return walk;
+        std::thread::scope(|scope| {
+            let (filled_tx, filled_rx) = mpsc::sync_channel(1);
+            let (spent_tx, spent_rx) = mpsc::channel();
+            let filler = scope.spawn(move || fill_ahead(self, budget, filled_tx, spent_rx));
+            let mut stopped = None;
+            for (chunk, checked) in &filled_rx {
+                if let Err(walk) = consume(&chunk, checked) {
+                    stopped = Some(walk);
+                    break;
+                }
+                let _ = spent_tx.send(chunk);
             }
-            pipeline.recycle(chunk);
-        }
-        pipeline.finish()
+            // Dropping the receiver ends a filler waiting to send.
+            drop(filled_rx);
+            match filler.join() {
+                Ok(reader) => stopped.unwrap_or_else(|| reader.finish()),
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        })
     }
 
     /// Whether what is left to read is long enough for [`Pipeline`]'s second thread to pay.
@@ -42,10 +51,31 @@ impl<'d> LogReader<'d> {
     }
 }
 
+/// The second thread of a pipeline: fills chunks of at most `budget` bytes of records and
+/// sends each with the bytes checked up to its end, one waiting at most, refilling the chunks
+/// given back on `spent`; stops at the input's end, the first corrupt batch, or when the
+/// receiver is gone. Returns the reader, which says where its walk ended.
+fn fill_ahead<'d>(
+    mut reader: LogReader<'d>,
+    budget: usize,
+    filled: mpsc::SyncSender<(Chunk<'d>, usize)>,
+    spent: mpsc::Receiver<Chunk<'d>>,
+) -> LogReader<'d> {
+    let mut chunk = Chunk::default();
+    while reader.fill(&mut chunk, budget) {
+        if filled.send((chunk, reader.at)).is_err() {
+            break;
+        }
+        chunk = spent.try_recv().unwrap_or_default();
+    }
+    reader
+}
+
 /// A [`LogReader`] on a thread of its own, checking and decompressing one chunk ahead of its
-/// caller. One chunk waits while the next is filled; chunks given back are refilled, so that
-/// their buffers are reused. [`LogReader::chunks`] runs one for the length of a call; a
-/// Python iterator keeps one between calls.
+/// caller, for a caller that keeps it between calls and so cannot scope the thread to one
+/// (a Python iterator; [`LogReader::chunks`] runs the same filler on a scoped thread). One
+/// chunk waits while the next is filled; chunks given back are refilled, so that their
+/// buffers are reused.
 pub struct Pipeline {
     filled: Option<mpsc::Receiver<(Chunk<'static>, usize)>>,
     spent: mpsc::Sender<Chunk<'static>>,
@@ -59,21 +89,28 @@ impl Pipeline {
     /// The input that `reader` borrows must stay alive and unchanged until the pipeline is
     /// finished or dropped (either joins its thread), and no chunk it gave may be used after.
     pub unsafe fn start(reader: LogReader<'_>, budget: usize) -> Pipeline {
-        // SAFETY: only the lifetime changes; the caller keeps the input alive (above).
-        let mut reader =
-            unsafe { std::mem::transmute::<LogReader<'_>, LogReader<'static>>(reader) };
+        let LogReader {
+            data,
+            position,
+            at,
+            error,
+            decompressor,
+        } = reader;
+        // SAFETY: only the lifetime of `data` changes. The filler thread reads `data`, and the
+        // chunks it hands out point into it, only until the thread is joined (by `finish`, or
+        // on drop); the caller keeps `data` alive and unchanged until then, and uses no chunk
+        // after (the contract above).
+        let data: &'static [u8] = unsafe { &*std::ptr::from_ref(data) };
+        let reader = LogReader {
+            data,
+            position,
+            at,
+            error,
+            decompressor,
+        };
         let (filled_tx, filled_rx) = mpsc::sync_channel(1);
-        let (spent_tx, spent_rx) = mpsc::channel::<Chunk<'static>>();
-        let filler = std::thread::spawn(move || {
-            let mut chunk = Chunk::default();
-            while reader.fill(&mut chunk, budget) {
-                if filled_tx.send((chunk, reader.at)).is_err() {
-                    break;
-                }
-                chunk = spent_rx.try_recv().unwrap_or_default();
-            }
-            reader
-        });
+        let (spent_tx, spent_rx) = mpsc::channel();
+        let filler = std::thread::spawn(move || fill_ahead(reader, budget, filled_tx, spent_rx));
         Pipeline {
             filled: Some(filled_rx),
             spent: spent_tx,

@@ -396,6 +396,7 @@ fn a_pipeline_dropped_midway_stops_its_filler() {
     let (log, good) = long_log(120);
     // Leaked, so that a filler left running (the failure) never reads freed memory.
     let log: &'static [u8] = Vec::leak(log);
+    // SAFETY: the log is leaked, alive and unchanged for the rest of the process.
     let mut pipeline = unsafe { Pipeline::start(LogReader::new(log, 0), CHUNK_BYTES) };
     let (first, checked) = pipeline.next_chunk().expect("a first chunk");
     assert!(checked > 0 && checked < good);
@@ -417,6 +418,36 @@ fn a_pipeline_dropped_midway_stops_its_filler() {
             .recv_timeout(std::time::Duration::from_secs(30))
             .is_ok(),
         "dropping a pipeline left its filler running"
+    );
+}
+
+/// A consumer that panics midway: the panic comes out of the walk, after its filler thread
+/// was woken and joined (it would otherwise wait on its full channel for ever, and the walk
+/// with it). The walk runs on a thread of its own, waited for with a bound.
+#[test]
+fn a_pipelined_walk_whose_consumer_panics_joins_its_filler() {
+    let (log, _) = long_log(120);
+    // Leaked, so that a filler left running (the failure) never reads freed memory.
+    let log: &'static [u8] = Vec::leak(log);
+    let (done_tx, done_rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut chunks = 0;
+        let walk = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            LogReader::new(log, 0).chunks(CHUNK_BYTES, |_, _| {
+                chunks += 1;
+                if chunks == 2 {
+                    panic!("the consumer fails");
+                }
+                Ok(())
+            })
+        }));
+        let panic = walk.err().and_then(|p| p.downcast_ref::<&str>().copied());
+        let _ = done_tx.send((panic, chunks));
+    });
+    let done = done_rx.recv_timeout(std::time::Duration::from_secs(30));
+    assert_eq!(
+        done.expect("a panicking consumer left its filler running"),
+        (Some("the consumer fails"), 2)
     );
 }
 
