@@ -13,7 +13,7 @@ use crate::codec::arrow::datum::{datum_field, datum_json};
 use crate::codec::arrow::fixed::Primitive;
 use crate::codec::arrow::lists::TopicPartitions;
 use crate::codec::arrow::members::Members;
-use crate::codec::arrow::schema::schema;
+use crate::codec::arrow::schema::{schema, MEMBERS, TOPIC_PARTITIONS};
 use crate::codec::arrow::variable::{Utf8, Variable};
 use crate::codec::batch::{BatchInfo, RecordRef};
 use crate::codec::consumer_group::{uuid_string, Datum};
@@ -295,7 +295,7 @@ impl Columns {
         let rows = self.rows;
         // Enough for the widest column: int64 values of every row, or of every member.
         let zeros = Zeros::new(8 * (rows.max(self.members.member_id.len()) + 1));
-        let members_type = schema.field_with_name("members")?.data_type().clone();
+        let members_type = schema.field_with_name(MEMBERS)?.data_type().clone();
         let members = std::mem::replace(&mut self.members, Members::new());
         let finish_members = || members.finish(rows, &members_type, &zeros);
         let finish_others = || self.finish_all_but_members(&schema, &zeros);
@@ -305,7 +305,7 @@ impl Columns {
             (finish_members(), finish_others())
         };
         let mut columns = others?;
-        columns.insert(schema.index_of("members")?, members?);
+        columns.insert(schema.index_of(MEMBERS)?, members?);
         RecordBatch::try_new(schema, columns)
     }
 
@@ -317,7 +317,7 @@ impl Columns {
     ) -> Result<Vec<ArrayRef>, ArrowError> {
         let rows = self.rows;
         let topic_partitions_type = schema
-            .field_with_name("topic_partitions")?
+            .field_with_name(TOPIC_PARTITIONS)?
             .data_type()
             .clone();
         let dense_i64 = |v: Vec<i64>| -> ArrayRef {

@@ -217,7 +217,7 @@ mod tests {
     use arrow_array::Array;
 
     use super::*;
-    use crate::codec::arrow::schema::schema;
+    use crate::codec::arrow::schema::{member, schema, MEMBERS};
 
     /// Every cut and every damaged byte of a member's subscription and assignment: nothing
     /// panics, a payload that does not decode leaves that member's list null (nothing of it
@@ -286,7 +286,7 @@ mod tests {
         let mut members = Members::new();
         members.set(0, &group);
         let data_type = schema()
-            .field_with_name("members")
+            .field_with_name(MEMBERS)
             .unwrap()
             .data_type()
             .clone();
@@ -294,11 +294,11 @@ mod tests {
         let rows = column.as_list::<i32>().value(0);
         let rows = rows.as_struct();
         let subscribed = rows
-            .column_by_name("subscribed_topics")
+            .column_by_name(member::SUBSCRIBED_TOPICS)
             .unwrap()
             .as_list::<i32>();
         let assigned = rows
-            .column_by_name("assigned_partitions")
+            .column_by_name(member::ASSIGNED_PARTITIONS)
             .unwrap()
             .as_list::<i32>();
         let mut decoded = (0, 0);

@@ -7,6 +7,10 @@ use arrow_array::Array;
 
 use super::*;
 use crate::codec::arrow::runs::{decode_runs, plan_runs};
+use crate::codec::arrow::schema::{
+    member, COMMITTED_OFFSET, CONTROL, EPOCH, IS_TOMBSTONE, MEMBERS, MEMBER_ID, RAW_KEY,
+    TOPIC_PARTITIONS,
+};
 use crate::codec::batch::{
     split_at_batches, write_batch, write_control_batch, BatchHeader, ControlMarker,
 };
@@ -90,15 +94,15 @@ fn runs_decoded_side_by_side_give_the_rows_of_one_decode() {
     assert!(walk.error.is_none());
     let serial = serial.unwrap();
     assert_eq!(serial.num_rows(), 40 * 10);
-    let members = serial.column_by_name("members").unwrap().as_list::<i32>();
-    let member = members.value(3);
-    let member = member.as_struct();
-    let subscribed = member.column_by_name("subscribed_topics").unwrap();
+    let members = serial.column_by_name(MEMBERS).unwrap().as_list::<i32>();
+    let fourth = members.value(3);
+    let fourth = fourth.as_struct();
+    let subscribed = fourth.column_by_name(member::SUBSCRIBED_TOPICS).unwrap();
     assert!(
         subscribed.is_null(0),
         "the unreadable subscription is a null list"
     );
-    let assigned = member.column_by_name("assigned_partitions").unwrap();
+    let assigned = fourth.column_by_name(member::ASSIGNED_PARTITIONS).unwrap();
     assert!(assigned.is_valid(0), "its assignment still decodes");
     for threads in [2, 3, 7] {
         assert_eq!(split_at_batches(&log, threads, 1 << 10).len(), threads);
@@ -142,21 +146,15 @@ fn columns_no_run_fills_are_null_and_share_one_buffer() {
         assert!(walk.error.is_none());
         assert_eq!(runs.unwrap(), serial, "{threads} threads");
     }
-    let raw_key = serial.column_by_name("raw_key").unwrap();
+    let raw_key = serial.column_by_name(RAW_KEY).unwrap();
     assert_eq!(raw_key.null_count(), serial.num_rows() - 1);
-    let unused = [
-        "control",
-        "epoch",
-        "topic_partitions",
-        "members",
-        "member_id",
-    ];
+    let unused = [CONTROL, EPOCH, TOPIC_PARTITIONS, MEMBERS, MEMBER_ID];
     let buffer = |name: &str| {
         let data = serial.column_by_name(name).unwrap().to_data();
         assert_eq!(data.null_count(), serial.num_rows(), "{name}");
         data.buffers()[0].as_ptr()
     };
-    assert!(unused.iter().all(|name| buffer(name) == buffer("control")));
+    assert!(unused.iter().all(|name| buffer(name) == buffer(CONTROL)));
 }
 
 #[test]
@@ -307,30 +305,30 @@ fn group_metadata_rows_carry_members_and_assignments() {
     assert_eq!(rb.num_rows(), 3);
     assert_eq!(rb.schema(), schema());
     let committed = rb
-        .column_by_name("committed_offset")
+        .column_by_name(COMMITTED_OFFSET)
         .unwrap()
         .as_primitive::<Int64Type>();
     assert!(committed.is_null(0));
     assert_eq!(committed.value(1), 106);
     assert!(rb
-        .column_by_name("is_tombstone")
+        .column_by_name(IS_TOMBSTONE)
         .unwrap()
         .as_boolean()
         .value(2));
-    let members = rb.column_by_name("members").unwrap().as_list::<i32>();
+    let members = rb.column_by_name(MEMBERS).unwrap().as_list::<i32>();
     assert!(members.is_null(1));
     let first = members.value(0);
     let first = first.as_struct();
     assert_eq!(
         first
-            .column_by_name("client_id")
+            .column_by_name(member::CLIENT_ID)
             .unwrap()
             .as_string::<i32>()
             .value(0),
         "rdkafka"
     );
     let assigned = first
-        .column_by_name("assigned_partitions")
+        .column_by_name(member::ASSIGNED_PARTITIONS)
         .unwrap()
         .as_list::<i32>()
         .value(0);
@@ -342,7 +340,7 @@ fn group_metadata_rows_carry_members_and_assignments() {
         vec![0, 1, 2]
     );
     let subscribed = first
-        .column_by_name("subscribed_topics")
+        .column_by_name(member::SUBSCRIBED_TOPICS)
         .unwrap()
         .as_list::<i32>()
         .value(0);
