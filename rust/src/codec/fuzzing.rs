@@ -1,6 +1,6 @@
-//! The property a fuzz run checks on any input. The bounded test in [`super::log`] runs it in
-//! CI over random and mutated logs; `fuzz/` runs it under cargo-fuzz by hand. Keeping it here
-//! means a change of the decoders' signatures breaks CI, not only the fuzz target.
+//! The property a fuzz run checks on any input. The bounded test below runs it in CI over
+//! random and mutated logs; `fuzz/` runs it under cargo-fuzz by hand. Keeping it here means a
+//! change of the decoders' signatures breaks CI, not only the fuzz target.
 
 use super::arrow::decode_arrow;
 use super::batch::{checksum_batches, decompress_batches};
@@ -46,5 +46,195 @@ pub fn check_any_input(data: &[u8], position: usize) {
     let _ = decompress_batches(data);
     for value in decoded.records.iter().filter_map(|r| r.value.as_ref()) {
         let _ = encode_value(value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::batch::{
+        crc32c, first_compression, frames, write_batch, write_control_batch, BatchHeader,
+        ControlMarker, ATTRIBUTES_OFFSET, CRC_OFFSET, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD,
+    };
+    use crate::codec::compression::Compression;
+    use crate::codec::records::{
+        encode_key, GroupMetadataKey, GroupMetadataValue, Key, MemberMetadata, OffsetCommitKey,
+        OffsetCommitValue, Value,
+    };
+    use crate::testing::Rng;
+
+    /// A log of every batch kind: offset commits, group metadata, tombstones, each
+    /// compression, a control batch.
+    fn sample_log(rng: &mut Rng) -> Vec<u8> {
+        let mut log = Vec::new();
+        let mut offset = 0;
+        for (i, c) in [
+            Compression::None,
+            Compression::Gzip,
+            Compression::Snappy,
+            Compression::Lz4,
+            Compression::Zstd,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut recs = Vec::new();
+            for p in 0..(1 + rng.below(5) as i32) {
+                let key = encode_key(&Key::OffsetCommit(OffsetCommitKey {
+                    group: format!("g{i}"),
+                    topic: "t".into(),
+                    partition: p,
+                    record_type: 1,
+                }))
+                .unwrap();
+                let value = encode_value(&Value::OffsetCommit(OffsetCommitValue {
+                    topic_id: None,
+                    unknown_tagged_fields: Default::default(),
+                    offset: rng.below(1000) as i64,
+                    metadata: "m".into(),
+                    commit_timestamp: 5,
+                    leader_epoch: -1,
+                    expire_timestamp: -1,
+                    version: (rng.below(5)) as i16,
+                }))
+                .unwrap();
+                recs.push((key, Some(value)));
+            }
+            let member = MemberMetadata {
+                unknown_tagged_fields: Default::default(),
+                member_id: "m".into(),
+                group_instance_id: None,
+                client_id: "c".into(),
+                client_host: "h".into(),
+                rebalance_timeout: 1,
+                session_timeout: 1,
+                subscription: vec![0, 1],
+                assignment: vec![],
+            };
+            let gkey = encode_key(&Key::GroupMetadata(GroupMetadataKey {
+                group: format!("g{i}"),
+            }))
+            .unwrap();
+            let gval = encode_value(&Value::GroupMetadata(GroupMetadataValue {
+                unknown_tagged_fields: Default::default(),
+                protocol_type: "consumer".into(),
+                generation: 1,
+                protocol: Some("range".into()),
+                leader: Some("m".into()),
+                current_state_timestamp: 3,
+                members: vec![member],
+                version: 3,
+            }))
+            .unwrap();
+            recs.push((gkey.clone(), Some(gval)));
+            recs.push((gkey, None));
+            let refs: Vec<(Option<&[u8]>, Option<&[u8]>)> = recs
+                .iter()
+                .map(|(k, v)| (Some(k.as_slice()), v.as_deref()))
+                .collect();
+            let header = BatchHeader {
+                compression: c,
+                ..BatchHeader::plain(offset, 1000)
+            };
+            offset += refs.len() as i64;
+            log.extend(write_batch(&header, &refs).unwrap());
+        }
+        let header = BatchHeader {
+            producer_id: 9,
+            producer_epoch: 0,
+            ..BatchHeader::plain(offset, 1000)
+        };
+        log.extend(
+            write_control_batch(
+                &header,
+                ControlMarker {
+                    commit: false,
+                    coordinator_epoch: 1,
+                },
+            )
+            .unwrap(),
+        );
+        log
+    }
+
+    /// `batch` with its records replaced by `records`, compressed as before, and its length
+    /// and CRC made right again: damage the CRC does not catch.
+    fn resealed(batch: &[u8], records: &[u8]) -> Vec<u8> {
+        let compression = first_compression(batch).unwrap();
+        let mut out = batch[..RECORD_BATCH_OVERHEAD].to_vec();
+        out.extend(compression.compress(records));
+        let length = (out.len() - LOG_OVERHEAD) as i32;
+        out[LOG_OVERHEAD - 4..LOG_OVERHEAD].copy_from_slice(&length.to_be_bytes());
+        let crc = crc32c(&out[ATTRIBUTES_OFFSET..]);
+        out[CRC_OFFSET..ATTRIBUTES_OFFSET].copy_from_slice(&crc.to_be_bytes());
+        out
+    }
+
+    /// The bounded stand-in for a fuzz run that CI can afford: random and mutated logs meet
+    /// [`check_any_input`], as a cargo-fuzz run (`fuzz/`, by hand) does.
+    /// One round in five damages the records inside a compressed batch and reseals it, which a
+    /// fuzzer reaches by learning the CRC.
+    #[test]
+    fn mutated_and_random_logs_never_panic() {
+        let mut rng = Rng(0xC0FF_EE00);
+        let log = sample_log(&mut rng);
+        assert!(decode_log(&log, 0, 0).error.is_none());
+        let mut at = 0;
+        let compressed: Vec<_> = frames(&log)
+            .map(|batch| {
+                at += batch.len();
+                at - batch.len()..at
+            })
+            .filter(|b| first_compression(&log[b.clone()]) != Some(Compression::None))
+            .collect();
+        assert_eq!(compressed.len(), 4);
+        for round in 0..5000 {
+            let mut data = log.clone();
+            match round % 5 {
+                0 => {
+                    for _ in 0..1 + rng.below(4) {
+                        let i = rng.below(data.len() as u64) as usize;
+                        data[i] ^= 1 << rng.below(8);
+                    }
+                }
+                1 => data.truncate(rng.below(data.len() as u64) as usize),
+                2 => {
+                    let i = rng.below(data.len() as u64) as usize;
+                    let n = rng.below(16) as usize;
+                    for b in data.iter_mut().skip(i).take(n) {
+                        *b = rng.next() as u8;
+                    }
+                }
+                3 => data = (0..rng.below(600)).map(|_| rng.next() as u8).collect(),
+                _ => {
+                    let batch = compressed[rng.below(4) as usize].clone();
+                    let compression = first_compression(&log[batch.clone()]).unwrap();
+                    let mut records = compression
+                        .decompress(&log[batch.start + RECORD_BATCH_OVERHEAD..batch.end], 0)
+                        .unwrap();
+                    if rng.below(2) == 0 {
+                        records.truncate(rng.below(records.len() as u64) as usize);
+                    } else {
+                        let i = rng.below(records.len() as u64) as usize;
+                        records[i] ^= 1 << rng.below(8);
+                    }
+                    let sealed = resealed(&log[batch.clone()], &records);
+                    data.splice(batch, sealed);
+                }
+            }
+            let _round = Round(round);
+            check_any_input(&data, 100);
+        }
+    }
+
+    /// Names the round of a failing check.
+    struct Round(usize);
+
+    impl Drop for Round {
+        fn drop(&mut self) {
+            if std::thread::panicking() {
+                eprintln!("in round {}", self.0);
+            }
+        }
     }
 }

@@ -12,9 +12,9 @@
 //! are relative (0..n-1), in v0 absolute. Each wrapper, or each uncompressed message, is
 //! returned as one [`Batch`].
 
-use crate::codec::batch::{in_decompressed, Batch, BatchInfo, Record, LOG_OVERHEAD};
 use crate::codec::compression::Compression;
 use crate::codec::primitives::Reader;
+use crate::codec::record_batch::{in_decompressed, Batch, BatchInfo, Record, LOG_OVERHEAD};
 use crate::error::{Error, Result};
 
 const TIMESTAMP_TYPE_BIT: i8 = 0x08;
@@ -159,71 +159,4 @@ pub fn read_legacy(data: &[u8], position: usize) -> Result<Batch> {
         record_count: records.len(),
     };
     Ok(Batch { info, records })
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::codec::batch::read_batches;
-    use crate::codec::compression::Compression;
-    use crate::testing::hex;
-
-    /// A magic-1 message with a right CRC-32.
-    fn message(attributes: i8, offset: i64, value: &[u8]) -> Vec<u8> {
-        let mut body = vec![1, attributes as u8];
-        body.extend(1_000i64.to_be_bytes());
-        body.extend((-1i32).to_be_bytes());
-        body.extend((value.len() as i32).to_be_bytes());
-        body.extend(value);
-        let mut out = offset.to_be_bytes().to_vec();
-        out.extend(((4 + body.len()) as i32).to_be_bytes());
-        out.extend(crc32fast::hash(&body).to_be_bytes());
-        out.extend(body);
-        out
-    }
-
-    /// A gzip wrapper whose inner messages end early, every CRC right: the error names the
-    /// wrapper's compressed value, a byte of the input, and where in the inflated messages.
-    #[test]
-    fn damage_inside_a_compressed_wrapper_is_named_at_a_byte_of_the_input() {
-        let mut inner = message(0, 0, b"first");
-        // The second message's body, after its offset and size.
-        let second_body_at = inner.len() + 12;
-        inner.extend(message(0, 1, b"second"));
-        inner.pop();
-        let wrapper = message(1, 1, &Compression::Gzip.compress(&inner));
-        let value_at = wrapper.len() - Compression::Gzip.compress(&inner).len();
-        let parsed = read_batches(&wrapper, 100);
-        let error = parsed
-            .error
-            .expect("inner messages that end early are an error");
-        assert_eq!(error.position(), Some(100 + value_at));
-        let text = error.to_string();
-        assert!(
-            text.contains("decompressed data ends early")
-                && text.contains(&format!("at byte {second_body_at} needs")),
-            "{text}"
-        );
-    }
-
-    /// offsets-log-format.md §9.2.
-    #[test]
-    fn kafka_python_legacy_vectors() {
-        let v1 = hex("000000000000000000000019478628c201000000015e1867abaeffffffff00000003313233");
-        let v0 = hex("000000000000000000000011feb01dbf0000ffffffff00000003313233");
-        for (data, magic, ts) in [(v1, 1, 1_503_648_000_942), (v0, 0, -1)] {
-            let parsed = read_batches(&data, 0);
-            assert!(parsed.error.is_none(), "{:?}", parsed.error);
-            let b = &parsed.batches[0];
-            assert_eq!(b.info.magic, magic);
-            assert_eq!(b.records[0].value.as_deref(), Some(&b"123"[..]));
-            assert_eq!(b.records[0].key, None);
-            assert_eq!(b.records[0].timestamp, ts);
-            let mut bad = data.clone();
-            *bad.last_mut().unwrap() ^= 1;
-            assert!(
-                read_batches(&bad, 0).error.is_some(),
-                "CRC-32 must catch a flipped byte"
-            );
-        }
-    }
 }

@@ -1,6 +1,6 @@
-//! The `__consumer_offsets` log format: record batches ([`batch`]), their compression
-//! ([`compression`]), Kafka's primitive encodings ([`primitives`]) and the coordinator's
-//! records ([`records`]).
+//! The `__consumer_offsets` log format: record batches ([`batch`], magic 2, and [`legacy`],
+//! magic 0 and 1, sharing [`record_batch`]), their compression ([`compression`]), Kafka's
+//! primitive encodings ([`primitives`]) and the coordinator's records ([`records`]).
 
 pub mod arrow;
 pub mod batch;
@@ -15,4 +15,5 @@ mod generated_tests;
 pub mod legacy;
 pub mod log;
 pub mod primitives;
+pub mod record_batch;
 pub mod records;
