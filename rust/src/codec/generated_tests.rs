@@ -1,9 +1,9 @@
-//! The generated tables against the hand-written code that does not read them yet.
+//! The generated tables against the hand-written code that reads them.
 
 use crate::codec::arrow;
 use crate::codec::generated::arrow_column;
 
-/// The Arrow column names declared in Python are the schema's, in order.
+/// The schema builds its columns in the order the declaration lists them.
 #[test]
 fn arrow_columns_are_the_schemas() {
     let schema = arrow::schema();

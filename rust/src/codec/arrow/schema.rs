@@ -1,44 +1,13 @@
-//! The one schema of a decoded log ([`schema()`]): every column's name, written here once and
-//! used by name everywhere else, and its type.
+//! The one schema of a decoded log ([`schema()`]): every column by its generated name, and its
+//! type.
 
 use std::sync::Arc;
 
 use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef};
 
-// The columns, in the schema's order.
-pub const PARTITION: &str = "partition";
-pub const OFFSET: &str = "offset";
-pub const TIMESTAMP: &str = "timestamp";
-pub const BATCH_POSITION: &str = "batch_position";
-pub const PRODUCER_ID: &str = "producer_id";
-pub const PRODUCER_EPOCH: &str = "producer_epoch";
-pub const IS_TRANSACTIONAL: &str = "is_transactional";
-pub const IS_TOMBSTONE: &str = "is_tombstone";
-pub const CONTROL: &str = "control";
-pub const RECORD_TYPE: &str = "record_type";
-pub const VALUE_VERSION: &str = "value_version";
-pub const GROUP: &str = "group";
-pub const TOPIC: &str = "topic";
-pub const KEY_PARTITION: &str = "key_partition";
-pub const MEMBER_ID: &str = "member_id";
-pub const REGULAR_EXPRESSION: &str = "regular_expression";
-pub const COMMITTED_OFFSET: &str = "committed_offset";
-pub const LEADER_EPOCH: &str = "leader_epoch";
-pub const METADATA: &str = "metadata";
-pub const COMMIT_TIMESTAMP: &str = "commit_timestamp";
-pub const EXPIRE_TIMESTAMP: &str = "expire_timestamp";
-pub const TOPIC_ID: &str = "topic_id";
-pub const PROTOCOL_TYPE: &str = "protocol_type";
-pub const GENERATION: &str = "generation";
-pub const PROTOCOL: &str = "protocol";
-pub const LEADER: &str = "leader";
-pub const CURRENT_STATE_TIMESTAMP: &str = "current_state_timestamp";
-pub const MEMBERS: &str = "members";
-pub const EPOCH: &str = "epoch";
-pub const TOPIC_PARTITIONS: &str = "topic_partitions";
-pub const CONSUMER_GROUP_FIELDS: &str = "consumer_group_fields";
-pub const RAW_KEY: &str = "raw_key";
-pub const RAW_VALUE: &str = "raw_value";
+// The columns, named once in the declaration of the records (`groupcoord.format.records`)
+// and generated into `codec::generated`.
+pub use crate::codec::generated::arrow_column::*;
 
 /// The fields of a `members` entry, one per member of a group.
 pub mod member {
