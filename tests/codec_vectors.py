@@ -9,7 +9,7 @@ OFFSET_KEY = bytes.fromhex(
 
 OFFSET_VALUE = bytes.fromhex("0003000000000000006affffffff00000000018579eff58c")
 
-# offsets-log-format.md §9.6: commit, tombstone, transactional commit, COMMIT marker.
+# A constructed segment: commit, tombstone, transactional commit, COMMIT marker.
 RECORD_BATCH_OVERHEAD = 61  # a v2 batch's header, up to its records
 
 SEGMENT = bytes.fromhex(

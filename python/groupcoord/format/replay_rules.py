@@ -2,7 +2,7 @@
 every reader of the log shares.
 
 They are Kafka 4's coordinator's (``OffsetMetadataManager.replay`` and
-``replayEndTransactionMarker``; offsets-log-format.md §4.6):
+``replayEndTransactionMarker``):
 
 - **Pending.** An offset commit in a data batch with a producer id (``producer_id != -1``) is
   pending in that producer's transaction, whether or not the batch is flagged transactional:

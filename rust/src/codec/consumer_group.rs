@@ -426,7 +426,7 @@ mod tests {
         d
     }
 
-    /// offsets-log-format.md §9.6: ConsumerGroupMetadataValue v0, epoch 10.
+    /// A constructed ConsumerGroupMetadataValue v0, epoch 10.
     #[test]
     fn group_metadata_vector() {
         assert_eq!(

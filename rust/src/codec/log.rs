@@ -182,7 +182,7 @@ mod tests {
         );
     }
 
-    /// offsets-log-format.md §9.6: commit, tombstone, transactional commit, COMMIT marker.
+    /// A constructed segment: commit, tombstone, transactional commit, COMMIT marker.
     #[test]
     fn four_batch_segment() {
         let segment = hex(

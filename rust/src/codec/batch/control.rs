@@ -83,7 +83,8 @@ mod tests {
         );
     }
 
-    /// offsets-log-format.md §9.6: a four-batch segment; our writer produces B1 byte for byte.
+    /// A constructed four-batch segment (commit, tombstone, transactional commit, COMMIT
+    /// marker); our writer produces its first batch byte for byte.
     #[test]
     fn coordinator_segment_vector() {
         let b1 = hex(

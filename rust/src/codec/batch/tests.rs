@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::testing::hex;
 use std::sync::mpsc;
 
-/// kafka-python's `record_batch_data_v2` (offsets-log-format.md §9.1): real broker batches.
+/// kafka-python's `record_batch_data_v2` (its `test/record/test_records.py`): real broker batches.
 #[test]
 fn real_broker_batches_decode() {
     let data = hex(
@@ -46,7 +46,7 @@ fn real_broker_batches_decode() {
     );
 }
 
-/// offsets-log-format.md §9.3: sarama's compressed batches (raw snappy, lz4 with checksums).
+/// sarama's compressed batches (`record_test.go`, raw snappy, lz4 with checksums).
 #[test]
 fn compressed_vectors_decode() {
     for data in [
@@ -477,7 +477,7 @@ fn next_valid_batch_skips_damage_and_counts_legacy_only_when_asked() {
     assert_eq!(next_valid_batch(&log, b_at, false), log.len());
     assert_eq!(next_valid_batch(&log, usize::MAX, true), log.len());
 
-    // A magic-1 message (kafka-python's vector, offsets-log-format.md §9.2) after junk.
+    // A magic-1 message (kafka-python's legacy vector) after junk.
     let legacy = hex("000000000000000000000019478628c201000000015e1867abaeffffffff00000003313233");
     let mut log = vec![0x01; 30];
     log.extend_from_slice(&legacy);
@@ -523,7 +523,7 @@ fn damage_inside_a_compressed_wrapper_is_named_at_a_byte_of_the_input() {
     );
 }
 
-/// offsets-log-format.md §9.2.
+/// kafka-python's legacy message vectors (`test/record/test_legacy_records.py`).
 #[test]
 fn kafka_python_legacy_vectors() {
     let v1 = hex("000000000000000000000019478628c201000000015e1867abaeffffffff00000003313233");

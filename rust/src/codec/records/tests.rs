@@ -42,7 +42,7 @@ fn member_layout_is_the_tables() {
 
 const GROUP: &str = "kafkesc-devcluster-group-id";
 
-/// offsets-log-format.md §9.4: real captures.
+/// Real captures of `__consumer_offsets` records (konsumer_offsets' test fixtures).
 #[test]
 fn offset_commit_capture() {
     let key = decode_key(
@@ -152,7 +152,7 @@ fn group_metadata_capture() {
     assert_eq!(encode_assignment(&asg).unwrap(), m.assignment);
 }
 
-/// §9.5 (Burrow, older versions) and §9.6 (constructed v1 and v4).
+/// Older versions (Burrow's hand-made test values) and constructed v1 and v4 values.
 #[test]
 fn older_and_flexible_versions() {
     let key = Key::OffsetCommit(OffsetCommitKey {
@@ -299,7 +299,7 @@ fn every_version_round_trips() {
 
 #[test]
 fn consumer_group_records_decode() {
-    // offsets-log-format.md §9.6: type 3 key "group", value v0 epoch 10.
+    // A constructed type 3 key "group", value v0 epoch 10.
     let key = decode_key(&hex("0003 0005 67726f7570"), 0).unwrap();
     assert_eq!(
         key,
