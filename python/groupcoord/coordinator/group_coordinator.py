@@ -18,7 +18,7 @@ import logging
 from dataclasses import dataclass
 from functools import partial
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from groupcoord import purgatory as purgatories
 from groupcoord.config import Config
@@ -49,10 +49,18 @@ from groupcoord.coordinator.results import (
     SyncGroupResult,
     TopicPartition,
 )
+from groupcoord.coordinator.write_path import (
+    AppendOptions,
+    CoordinatorResult,
+    WritePath,
+    log_append_error,
+)
 from groupcoord.errors import Errors
-from groupcoord.log import AppendError, PartitionReader, PartitionWriter
+from groupcoord.log import PartitionReader, PartitionWriter
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
 """How long a new member's parked JoinGroup may wait (KAFKA-7610)."""
@@ -60,6 +68,10 @@ NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
 EXPIRATION_KEY = ("expire-group-metadata",)
 
 Protocols = list[tuple[str, bytes]]
+
+
+def _ignore(error: Errors) -> None:
+    return None
 
 
 def _first_of_each_name(protocols: Protocols) -> Protocols:
@@ -105,7 +117,8 @@ class GroupCoordinator:
         self.config = config
         self.time = time
         self.purgatory_implementation = purgatory
-        self.manager = GroupMetadataManager(config, log_writer, time)
+        self.manager = GroupMetadataManager(config, time)
+        self.writes = WritePath(log_writer, time, self.manager)
         # One purgatory for session deadlines and rebalance operations alike: an operation
         # scheduled from another's callback must count its delay from the same clock.
         self.purgatory: purgatories.AnyPurgatory = purgatory.purgatory(
@@ -136,6 +149,10 @@ class GroupCoordinator:
 
     def partition_for(self, group_id: str) -> int:
         return self.manager.partition_for(group_id)
+
+    def _write(self, group_id: str, result: CoordinatorResult[T], callback: Callable[[T], None]) -> None:
+        """Write ``result`` to the group's partition (see :mod:`.write_path`)."""
+        self.writes.schedule_write(self.manager.partition_for(group_id), result, callback)
 
     # --- front door -------------------------------------------------------------------------
 
@@ -415,7 +432,7 @@ class GroupCoordinator:
                             group, new_member_id, leader_id=current_leader or NO_LEADER,
                         ))
 
-                self.manager.store_group(group, assignment, stored)
+                self._write(group.group_id, self.manager.store_group(group, assignment), stored)
             else:
                 self._maybe_prepare_rebalance(
                     group, f"static member {new_member_id} of instance {group_instance_id} "
@@ -517,7 +534,7 @@ class GroupCoordinator:
                     log.warning("Failed to write empty metadata for group %s: %s",
                                 group.group_id, error.name)
 
-            self.manager.store_group(group, {}, stored)
+            self._write(group.group_id, self.manager.store_group(group, {}), stored)
             return
         log.info("Stabilized group %s generation %d with %d members",
                  group.group_id, group.generation_id, group.size)
@@ -715,7 +732,7 @@ class GroupCoordinator:
                 group.transition_to(GroupState.STABLE)
                 self.completed_rebalances += 1
 
-        self.manager.store_group(group, full, stored)
+        self._write(group.group_id, self.manager.store_group(group, full), stored)
 
     def _reset_and_propagate_assignment_error(self, group: ClassicGroup, error: Errors) -> None:
         for member in group.members.values():
@@ -864,12 +881,12 @@ class GroupCoordinator:
         if error is not None:
             callback({tp: error for tp in offsets})
         elif group.is_in(GroupState.EMPTY):
-            self.manager.store_offsets(group_id, offsets, callback)
+            self._write(group_id, self.manager.store_offsets(group_id, offsets), callback)
         elif group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE):
             # The previous generation may still commit during PreparingRebalance; a commit
             # also shows the member is alive (KAFKA-3470).
             self._schedule_session_deadline(group, group.get(member_id))
-            self.manager.store_offsets(group_id, offsets, callback)
+            self._write(group_id, self.manager.store_offsets(group_id, offsets), callback)
         elif group.is_in(GroupState.COMPLETING_REBALANCE):
             callback({tp: Errors.REBALANCE_IN_PROGRESS for tp in offsets})
 
@@ -896,8 +913,8 @@ class GroupCoordinator:
         if error is not None:
             callback({tp: error for tp in offsets})
             return
-        self.manager.store_offsets(group_id, offsets, callback, producer_id=producer_id,
-                                   producer_epoch=producer_epoch)
+        options = AppendOptions(producer_id, producer_epoch, base_sequence=0)
+        self._write(group_id, self.manager.store_offsets(group_id, offsets, options), callback)
 
     def complete_transaction(
         self, producer_id: int, producer_epoch: int, partitions: Iterable[int], commit: bool,
@@ -910,10 +927,10 @@ class GroupCoordinator:
         outstanding = len(targets)
         errors: list[Errors] = []
 
-        def written(result: int | AppendError) -> None:
+        def written(error: Errors) -> None:
             nonlocal outstanding
-            if isinstance(result, AppendError):
-                errors.append(result.error)
+            if error is not Errors.NONE:
+                errors.append(error)
             outstanding -= 1
             if outstanding == 0:
                 callback(errors[0] if errors else Errors.NONE)
@@ -921,8 +938,15 @@ class GroupCoordinator:
         if not targets:
             callback(Errors.NONE)
             return
+        marker = CoordinatorResult(
+            (), Errors.NONE, error_response=log_append_error,
+            append_options=AppendOptions(producer_id, producer_epoch,
+                                         control="commit" if commit else "abort"),
+        )
         for partition in targets:
-            self.manager.write_marker(partition, producer_id, producer_epoch, commit, written)
+            # Once written, the marker ends the producer's transaction in that partition: its
+            # offsets are materialized (COMMIT) or dropped (ABORT).
+            self.writes.schedule_write(partition, marker, written)
 
     def _validate_offset_commit(
         self,
@@ -1056,10 +1080,10 @@ class GroupCoordinator:
             self.manager.remove_group(group)
             offsets = list(self.manager.offsets.offsets(group.group_id))
             # As in _cleanup_group: a group only storing offsets never wrote metadata.
-            self.manager.write_tombstones(
-                group.group_id, offsets, with_group=group.generation_id > 0,
-                callback=partial(deleted, group.group_id),
+            tombstones = self.manager.cleanup_offsets(
+                group.group_id, offsets, with_group=group.generation_id > 0
             )
+            self._write(group.group_id, tombstones, partial(deleted, group.group_id))
             log.info("Deleting group %s (%d offsets)", group.group_id, len(offsets))
 
     def handle_delete_offsets(
@@ -1210,10 +1234,11 @@ class GroupCoordinator:
             group.transition_to(GroupState.DEAD)
             self.manager.remove_group(group)
         # A group only storing offsets (generation 0) never wrote metadata to tombstone.
-        return self.manager.write_tombstones(
-            group.group_id, removed_offsets,
-            with_group=group_is_dead and group.generation_id > 0, callback=callback,
+        tombstones = self.manager.cleanup_offsets(
+            group.group_id, removed_offsets, with_group=group_is_dead and group.generation_id > 0
         )
+        self._write(group.group_id, tombstones, _ignore if callback is None else callback)
+        return len(removed_offsets)
 
     # --- partition immigration and emigration -----------------------------------------------
 

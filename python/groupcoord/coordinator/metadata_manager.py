@@ -1,12 +1,13 @@
 """Groups and offsets of the partitions this node owns, and their records.
 
 Kafka's ``GroupMetadataManager``: the cache of groups, the offset store, which
-``__consumer_offsets`` partitions are owned or loading, the writes (a group's metadata, offset
-commits, tombstones), and :meth:`GroupMetadataManager.replay`, the one function that applies a
-record to memory. Loading a partition replays its log through it; offset commits and their
-tombstones go through it live when their append completes, so offsets in memory are always
-what the log holds. Group metadata records are not replayed live: the live group, with its
-members mid-rebalance and parked requests, is their source and is already ahead of them.
+``__consumer_offsets`` partitions are owned or loading, the results to write (a group's
+metadata, offset commits, tombstones; :mod:`.write_path` appends them), and
+:meth:`GroupMetadataManager.replay`, the one function that applies a record to memory. Loading
+a partition replays its log through it; offset commits and their tombstones go through it live
+when their append completes, so offsets in memory are always what the log holds. Group
+metadata records are not replayed live: the live group, with its members mid-rebalance and
+parked requests, is their source and is already ahead of them.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 from groupcoord import codec
 from groupcoord.config import Config
@@ -22,42 +22,27 @@ from groupcoord.coordinator.clock import Time
 from groupcoord.coordinator.group import ClassicGroup, ClassicGroupMember, GroupState
 from groupcoord.coordinator.offsets import OffsetStore
 from groupcoord.coordinator.records import (
-    CoordinatorRecord,
     group_metadata_record,
     group_metadata_tombstone,
     offset_commit_record,
     offset_commit_tombstone,
 )
 from groupcoord.coordinator.results import (
-    CommitCallback,
-    ErrorCallback,
     OffsetAndMetadata,
     PartitionOffset,
     TopicPartition,
 )
-from groupcoord.errors import (
-    Errors,
-    append_error_to_response_error,
-    offset_commit_append_error_to_response_error,
+from groupcoord.coordinator.write_path import (
+    OFFSET_COMMIT_APPEND,
+    AppendOptions,
+    CoordinatorResult,
+    group_append_error,
 )
-from groupcoord.log import NO_SEQUENCE, Append, AppendError, PartitionWriter
+from groupcoord.errors import Errors, offset_commit_append_error_to_response_error
 from groupcoord.partitioner import partition_for
-from groupcoord.replay_rules import NO_PRODUCER_ID, Transaction, is_pending, transaction_of
+from groupcoord.replay_rules import Transaction, is_pending, transaction_of
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class _Write:
-    """An append in flight: its records and whether completing it replays them."""
-
-    records: Sequence[CoordinatorRecord]
-    replay: bool
-    producer_id: int = NO_PRODUCER_ID
-    producer_epoch: int = -1
-    base_sequence: int = NO_SEQUENCE
-    """0 for offset commits, as Kafka 3.9's ``storeOffsets`` builds their batch; none for
-    group metadata and tombstones, which it writes with ``MemoryRecords.withRecords``."""
 
 
 def java_length(text: str) -> int:
@@ -113,9 +98,8 @@ def group_from_value(group_id: str, value: codec.GroupMetadataValue, time: Time)
 
 
 class GroupMetadataManager:
-    def __init__(self, config: Config, writer: PartitionWriter, time: Time) -> None:
+    def __init__(self, config: Config, time: Time) -> None:
         self.config = config
-        self.writer = writer
         self.time = time
         self.groups: dict[str, ClassicGroup] = {}
         self.offsets = OffsetStore()
@@ -154,6 +138,11 @@ class GroupMetadataManager:
     @property
     def is_loading(self) -> bool:
         return bool(self.loading_partitions)
+
+    def epoch(self, partition: int) -> int:
+        """Bumped each time ``partition`` is loaded or unloaded: a write completing in another
+        epoch than it began in is not replayed."""
+        return self._epochs.get(partition, 0)
 
     def group_not_exists(self, group_id: str) -> bool:
         """The group's partition is owned here and the group is absent or Dead."""
@@ -322,164 +311,79 @@ class GroupMetadataManager:
             self.offsets.remove_group(group_id)
         return groups, offsets
 
-    # --- writes -----------------------------------------------------------------------------
+    # --- results to write -------------------------------------------------------------------
 
-    def _append(
-        self,
-        group_id: str,
-        write: _Write,
-        callback: Callable[[int | AppendError], None],
-    ) -> None:
-        partition = self.partition_for(group_id)
-        transactional = is_pending(write.producer_id)
-        append = Append(
-            records=[r.encode() for r in write.records],
-            timestamp=self.time.milliseconds(),
-            producer_id=write.producer_id,
-            producer_epoch=write.producer_epoch,
-            base_sequence=write.base_sequence,
-            transactional=transactional,
+    def store_group(self, group: ClassicGroup, assignment: Mapping[str, bytes]) -> CoordinatorResult[Errors]:
+        """The record that persists the group (members, generation, ``assignment``); it
+        answers NONE or the error the client should see. Not replayed: the live group is its
+        source."""
+        group_id, generation = group.group_id, group.generation_id
+
+        def on_append(error: Errors) -> None:
+            if error is not Errors.NONE:
+                log.warning("Storing group %s generation %d failed: %s", group_id, generation, error.name)
+
+        return CoordinatorResult(
+            [group_metadata_record(group, assignment)], Errors.NONE,
+            error_response=group_append_error, on_append=on_append, replay_records=False,
         )
-
-        def replay(base_offset: int) -> None:
-            if write.replay:
-                transaction = transaction_of(write.producer_id, partition) if transactional else None
-                for i, record in enumerate(write.records):
-                    self.replay(base_offset + i, transaction, record.key, record.value)
-
-        self._write(partition, append, replay, callback)
-
-    def write_marker(
-        self, partition: int, producer_id: int, producer_epoch: int, commit: bool,
-        callback: Callable[[int | AppendError], None],
-    ) -> None:
-        """Append a transaction marker to ``partition``; once written it ends the producer's
-        transaction there (its offsets materialized on COMMIT, dropped on ABORT)."""
-        append = Append(records=[], timestamp=self.time.milliseconds(), producer_id=producer_id,
-                        producer_epoch=producer_epoch, control="commit" if commit else "abort")
-        self._write(partition, append,
-                    lambda _: self.replay_end_transaction(partition, producer_id, commit), callback)
-
-    def _write(
-        self,
-        partition: int,
-        append: Append,
-        replay: Callable[[int], None],
-        callback: Callable[[int | AppendError], None],
-    ) -> None:
-        """Append to an owned partition; on success replay what was written (unless the
-        partition was given up, or given up and taken again, meanwhile: its memory then no
-        longer follows this write), then answer."""
-        if partition not in self.owned_partitions:
-            callback(AppendError(Errors.NOT_LEADER_OR_FOLLOWER))
-            return
-        epoch = self._epochs.get(partition, 0)
-
-        def completed(result: int | AppendError) -> None:
-            if (
-                not isinstance(result, AppendError)
-                and partition in self.owned_partitions
-                and self._epochs.get(partition, 0) == epoch
-            ):
-                replay(result)
-            callback(result)
-
-        self.writer.append(partition, append, completed)
-
-    def store_group(
-        self,
-        group: ClassicGroup,
-        assignment: Mapping[str, bytes],
-        callback: ErrorCallback,
-    ) -> None:
-        """Persist the group (members, generation, ``assignment``); ``callback`` gets NONE or
-        the error the client should see."""
-        generation = group.generation_id
-        record = group_metadata_record(group, assignment)
-
-        def completed(result: int | AppendError) -> None:
-            if isinstance(result, AppendError):
-                log.warning("Storing group %s generation %d failed: %s",
-                            group.group_id, generation, result.error.name)
-                callback(append_error_to_response_error(result.error))
-            else:
-                callback(Errors.NONE)
-
-        self._append(group.group_id, _Write([record], replay=False), completed)
 
     def store_offsets(
         self,
         group_id: str,
         offsets: Mapping[TopicPartition, OffsetAndMetadata],
-        callback: CommitCallback,
-        producer_id: int = NO_PRODUCER_ID,
-        producer_epoch: int = -1,
-    ) -> None:
-        """Append offset commits; they are applied to memory when the append completes.
+        options: AppendOptions = OFFSET_COMMIT_APPEND,
+    ) -> CoordinatorResult[dict[TopicPartition, Errors]]:
+        """The offset commits to append; they are applied to memory when the append completes.
 
         A partition whose metadata is longer than ``offset.metadata.max.bytes`` (counted as
         Java's ``String.length()``, see :func:`java_length`) gets OFFSET_METADATA_TOO_LARGE and
         is not written; the others are.
         """
         max_metadata = self.config.offset_metadata_max_bytes
-        valid = {tp: o for tp, o in offsets.items() if java_length(o.metadata) <= max_metadata}
-
-        def statuses(error: Errors) -> dict[TopicPartition, Errors]:
-            return {
-                tp: error if tp in valid else Errors.OFFSET_METADATA_TOO_LARGE for tp in offsets
+        if all(java_length(o.metadata) <= max_metadata for o in offsets.values()):
+            valid: Mapping[TopicPartition, OffsetAndMetadata] = offsets
+            statuses = dict.fromkeys(offsets, Errors.NONE)
+        else:
+            valid = {tp: o for tp, o in offsets.items() if java_length(o.metadata) <= max_metadata}
+            statuses = {
+                tp: Errors.NONE if tp in valid else Errors.OFFSET_METADATA_TOO_LARGE for tp in offsets
             }
-
-        if not valid:
-            callback(statuses(Errors.NONE))
-            return
+            if not valid:
+                return CoordinatorResult((), statuses)
         records = [offset_commit_record(group_id, tp, o) for tp, o in valid.items()]
+        tps = tuple(valid)
         # In flight, transactional or not, a commit makes a stable fetch answer
         # UNSTABLE_OFFSET_COMMIT and keeps the group alive (Kafka marks a transactional one
         # pending before its append, in prepareTxnOffsetCommit).
-        self.offsets.begin_commit(group_id, valid)
+        self.offsets.begin_commit(group_id, tps)
 
-        def completed(result: int | AppendError) -> None:
-            self.offsets.end_commit(group_id, valid)
-            if isinstance(result, AppendError):
-                log.debug("Offset commit of group %s failed: %s", group_id, result.error.name)
-                callback(statuses(offset_commit_append_error_to_response_error(result.error)))
-            else:
+        def on_append(error: Errors) -> None:
+            self.offsets.end_commit(group_id, tps)
+            if error is Errors.NONE:
                 self.offset_commits += len(records)
-                callback(statuses(Errors.NONE))
+            else:
+                log.debug("Offset commit of group %s failed: %s", group_id, error.name)
 
-        self._append(group_id, _Write(records, replay=True, producer_id=producer_id,
-                                      producer_epoch=producer_epoch, base_sequence=0), completed)
+        return CoordinatorResult(records, statuses, error_response=_offset_commit_error_response,
+                                 on_append=on_append, append_options=options)
 
-    def write_tombstones(
-        self,
-        group_id: str,
-        tps: Iterable[TopicPartition],
-        with_group: bool,
-        callback: ErrorCallback | None = None,
-    ) -> int:
-        """Append tombstones for ``tps`` (and the group's metadata if ``with_group``); the
-        offsets leave memory when the append completes. Returns how many offsets."""
+    def cleanup_offsets(
+        self, group_id: str, tps: Iterable[TopicPartition], with_group: bool
+    ) -> CoordinatorResult[Errors]:
+        """Tombstones for ``tps`` (and the group's metadata if ``with_group``); the offsets
+        leave memory when the append completes."""
         records = [offset_commit_tombstone(group_id, tp) for tp in tps]
-        removed = len(records)
         if with_group:
             records.append(group_metadata_tombstone(group_id))
-        if not records:
-            if callback is not None:
-                callback(Errors.NONE)
-            return 0
 
-        def completed(result: int | AppendError) -> None:
-            if isinstance(result, AppendError):
+        def on_append(error: Errors) -> None:
+            if error is not Errors.NONE:
                 log.warning("Writing %d tombstones for group %s failed: %s",
-                            len(records), group_id, result.error.name)
-            if callback is not None:
-                callback(
-                    append_error_to_response_error(result.error)
-                    if isinstance(result, AppendError) else Errors.NONE
-                )
+                            len(records), group_id, error.name)
 
-        self._append(group_id, _Write(records, replay=True), completed)
-        return removed
+        return CoordinatorResult(records, Errors.NONE, error_response=group_append_error,
+                                 on_append=on_append)
 
     # --- reads ------------------------------------------------------------------------------
 
@@ -509,3 +413,12 @@ class GroupMetadataManager:
                 else PartitionOffset(offset.committed_offset, offset.leader_epoch, offset.metadata)
             )
         return result
+
+
+def _offset_commit_error_response(
+    statuses: dict[TopicPartition, Errors], error: Errors
+) -> dict[TopicPartition, Errors]:
+    """The partitions written answer the failed append's error (Kafka 3's
+    ``maybeConvertOffsetCommitError``); those not written keep theirs."""
+    mapped = offset_commit_append_error_to_response_error(error)
+    return {tp: mapped if e is Errors.NONE else e for tp, e in statuses.items()}
