@@ -25,7 +25,7 @@ from groupcoord.config import Config
 from groupcoord.coordinator.clock import Time
 from groupcoord.coordinator.delayed import delayed_operation, join_key, member_key, sync_key
 from groupcoord.coordinator.group import ClassicGroup, ClassicGroupMember, GroupState
-from groupcoord.coordinator.metadata_manager import GroupMetadataManager
+from groupcoord.coordinator.shard import GroupCoordinatorShard, tombstones_result
 from groupcoord.coordinator.results import (
     DEAD_GROUP,
     EMPTY_GROUP,
@@ -117,7 +117,7 @@ class GroupCoordinator:
         self.config = config
         self.time = time
         self.purgatory_implementation = purgatory
-        self.manager = GroupMetadataManager(config, time)
+        self.manager = GroupCoordinatorShard(config, time)
         self.writes = WritePath(log_writer, time, self.manager)
         # One purgatory for session deadlines and rebalance operations alike: an operation
         # scheduled from another's callback must count its delay from the same clock.
@@ -165,22 +165,6 @@ class GroupCoordinator:
             return Errors.COORDINATOR_NOT_AVAILABLE
         return self.manager.ownership_error(group_id)
 
-    def _validate_current_member(
-        self, group: ClassicGroup, member_id: str, group_instance_id: str | None
-    ) -> Errors | None:
-        if group_instance_id is not None:
-            current = group.current_static_member_id(group_instance_id)
-            if current is None:
-                return Errors.UNKNOWN_MEMBER_ID
-            if current != member_id:
-                log.info("Member %s of static instance %s in group %s is fenced by %s",
-                         member_id, group_instance_id, group.group_id, current)
-                return Errors.FENCED_INSTANCE_ID
-            return None
-        if not group.has(member_id):
-            return Errors.UNKNOWN_MEMBER_ID
-        return None
-
     # --- JoinGroup --------------------------------------------------------------------------
 
     def handle_join_group(
@@ -213,7 +197,7 @@ class GroupCoordinator:
             return
         is_unknown_member = member_id == UNKNOWN_MEMBER_ID
         group = (
-            self.manager.get_or_create_group(group_id)
+            self.manager.group_manager.get_or_create_group(group_id)
             if is_unknown_member
             else self.manager.get_group(group_id)
         )
@@ -289,7 +273,7 @@ class GroupCoordinator:
                 return
             self._add_member_and_rebalance(group, member_id, join)
             return
-        error = self._validate_current_member(group, member_id, join.group_instance_id)
+        error = group.validate_member(member_id, join.group_instance_id)
         if error is not None:
             callback(JoinGroupResult(member_id, error))
             return
@@ -432,7 +416,7 @@ class GroupCoordinator:
                             group, new_member_id, leader_id=current_leader or NO_LEADER,
                         ))
 
-                self._write(group.group_id, self.manager.store_group(group, assignment), stored)
+                self._write(group.group_id, self.manager.group_manager.store_group(group, assignment), stored)
             else:
                 self._maybe_prepare_rebalance(
                     group, f"static member {new_member_id} of instance {group_instance_id} "
@@ -534,7 +518,7 @@ class GroupCoordinator:
                     log.warning("Failed to write empty metadata for group %s: %s",
                                 group.group_id, error.name)
 
-            self._write(group.group_id, self.manager.store_group(group, {}), stored)
+            self._write(group.group_id, self.manager.group_manager.store_group(group, {}), stored)
             return
         log.info("Stabilized group %s generation %d with %d members",
                  group.group_id, group.generation_id, group.size)
@@ -694,7 +678,7 @@ class GroupCoordinator:
     ) -> Errors | None:
         if group.is_in(GroupState.DEAD):
             return Errors.COORDINATOR_NOT_AVAILABLE
-        error = self._validate_current_member(group, member_id, group_instance_id)
+        error = group.validate_member(member_id, group_instance_id)
         if error is not None:
             return error
         if generation != group.generation_id:
@@ -732,7 +716,7 @@ class GroupCoordinator:
                 group.transition_to(GroupState.STABLE)
                 self.completed_rebalances += 1
 
-        self._write(group.group_id, self.manager.store_group(group, full), stored)
+        self._write(group.group_id, self.manager.group_manager.store_group(group, full), stored)
 
     def _reset_and_propagate_assignment_error(self, group: ClassicGroup, error: Errors) -> None:
         for member in group.members.values():
@@ -776,7 +760,7 @@ class GroupCoordinator:
         if group.is_in(GroupState.DEAD):
             callback(Errors.COORDINATOR_NOT_AVAILABLE)
             return
-        error = self._validate_current_member(group, member_id, group_instance_id)
+        error = group.validate_member(member_id, group_instance_id)
         if error is None and generation_id != group.generation_id:
             error = Errors.ILLEGAL_GENERATION
         if error is not None:
@@ -835,7 +819,7 @@ class GroupCoordinator:
             self.purgatory.complete_deadline(member_key(group.group_id, leaving.member_id))
             log.info("Pending member %s left group %s", leaving.member_id, group.group_id)
             return Errors.NONE
-        error = self._validate_current_member(group, leaving.member_id, leaving.group_instance_id)
+        error = group.validate_member(leaving.member_id, leaving.group_instance_id)
         if error is not None:
             return error
         self._remove_current_member(group, leaving.member_id, reason)
@@ -876,17 +860,17 @@ class GroupCoordinator:
                 return
             # The group does not use Kafka's group management: a simple group.
             log.info("Creating simple consumer group %s via manual offset commit", group_id)
-            group = self.manager.get_or_create_group(group_id)
-        error = self._validate_offset_commit(group, generation_id, member_id, group_instance_id, transactional=False)
+            group = self.manager.group_manager.get_or_create_group(group_id)
+        error = group.validate_offset_commit(member_id, group_instance_id, generation_id, transactional=False)
         if error is not None:
             callback({tp: error for tp in offsets})
         elif group.is_in(GroupState.EMPTY):
-            self._write(group_id, self.manager.store_offsets(group_id, offsets), callback)
+            self._write(group_id, self.manager.offsets.commit_offsets(group_id, offsets), callback)
         elif group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE):
             # The previous generation may still commit during PreparingRebalance; a commit
             # also shows the member is alive (KAFKA-3470).
             self._schedule_session_deadline(group, group.get(member_id))
-            self._write(group_id, self.manager.store_offsets(group_id, offsets), callback)
+            self._write(group_id, self.manager.offsets.commit_offsets(group_id, offsets), callback)
         elif group.is_in(GroupState.COMPLETING_REBALANCE):
             callback({tp: Errors.REBALANCE_IN_PROGRESS for tp in offsets})
 
@@ -908,13 +892,13 @@ class GroupCoordinator:
         if error is not None:
             callback({tp: error for tp in offsets})
             return
-        group = self.manager.get_or_create_group(group_id)
-        error = self._validate_offset_commit(group, generation_id, member_id, group_instance_id, transactional=True)
+        group = self.manager.group_manager.get_or_create_group(group_id)
+        error = group.validate_offset_commit(member_id, group_instance_id, generation_id, transactional=True)
         if error is not None:
             callback({tp: error for tp in offsets})
             return
         options = AppendOptions(producer_id, producer_epoch, base_sequence=0)
-        self._write(group_id, self.manager.store_offsets(group_id, offsets, options), callback)
+        self._write(group_id, self.manager.offsets.commit_offsets(group_id, offsets, options), callback)
 
     def complete_transaction(
         self, producer_id: int, producer_epoch: int, partitions: Iterable[int], commit: bool,
@@ -947,32 +931,6 @@ class GroupCoordinator:
             # Once written, the marker ends the producer's transaction in that partition: its
             # offsets are materialized (COMMIT) or dropped (ABORT).
             self.writes.schedule_write(partition, marker, written)
-
-    def _validate_offset_commit(
-        self,
-        group: ClassicGroup,
-        generation_id: int,
-        member_id: str,
-        group_instance_id: str | None,
-        *,
-        transactional: bool,
-    ) -> Errors | None:
-        if group.is_in(GroupState.DEAD):
-            return Errors.COORDINATOR_NOT_AVAILABLE
-        if generation_id < 0 and group.is_in(GroupState.EMPTY):
-            # An admin client or a consumer without group management: allowed on an
-            # empty group, member id and instance id are not checked.
-            return None
-        if generation_id >= 0 or member_id != UNKNOWN_MEMBER_ID or group_instance_id is not None:
-            error = self._validate_current_member(group, member_id, group_instance_id)
-            if error is not None:
-                return error
-            if generation_id != group.generation_id:
-                return Errors.ILLEGAL_GENERATION
-            return None
-        if not transactional and not group.is_in(GroupState.EMPTY):
-            return Errors.UNKNOWN_MEMBER_ID
-        return None
 
     def handle_fetch_offsets(
         self,
@@ -1077,13 +1035,11 @@ class GroupCoordinator:
                 callback(results)
 
         for group in eligible:
-            self.manager.remove_group(group)
             offsets = list(self.manager.offsets.offsets(group.group_id))
-            # As in _cleanup_group: a group only storing offsets never wrote metadata.
-            tombstones = self.manager.cleanup_offsets(
-                group.group_id, offsets, with_group=group.generation_id > 0
-            )
-            self._write(group.group_id, tombstones, partial(deleted, group.group_id))
+            records = self.manager.offsets.tombstones(group.group_id, offsets)
+            self.manager.group_manager.delete_group(group, records)
+            self._write(group.group_id, tombstones_result(group.group_id, records),
+                        partial(deleted, group.group_id))
             log.info("Deleting group %s (%d offsets)", group.group_id, len(offsets))
 
     def handle_delete_offsets(
@@ -1134,7 +1090,7 @@ class GroupCoordinator:
 
         # As Kafka's: an Empty group left without offsets is removed (Dead, its metadata
         # tombstoned) at once, not at the next expiration check.
-        self._cleanup_group(group, stored, callback=deleted)
+        self._write(group_id, self.manager.cleanup_group(group, stored), deleted)
 
     def handle_deleted_partitions(self, partitions: Iterable[TopicPartition]) -> None:
         """Topics were deleted: forget every group's offsets of their partitions."""
@@ -1172,34 +1128,12 @@ class GroupCoordinator:
         retention_ms = self.config.offsets_retention_ms
         removed = self._cleanup_group_metadata(
             self.manager.current_groups(),
-            lambda g: self._expired_offsets(g, now, retention_ms),
+            lambda g: self.manager.offsets.expired_offsets(g, now, retention_ms),
         )
-        self.manager.offsets_expired += removed
+        self.manager.offsets.offsets_expired += removed
         if removed:
             log.info("Removed %d expired offsets", removed)
         return removed
-
-    def _expired_offsets(self, group: ClassicGroup, now: int, retention_ms: int) -> list[TopicPartition]:
-        store = self.manager.offsets
-        if group.protocol_type is not None and group.is_in(GroupState.EMPTY):
-            # Counted from when the group became empty (commit time for old records).
-            state_ts = group.current_state_timestamp
-            return store.expired(
-                group.group_id, now, retention_ms,
-                lambda o: state_ts if state_ts is not None else o.commit_timestamp_ms,
-            )
-        if (
-            group.is_consumer_group
-            and group.subscribed_topics is not None
-            and group.is_in(GroupState.STABLE)
-        ):
-            return store.expired(
-                group.group_id, now, retention_ms, lambda o: o.commit_timestamp_ms,
-                group.subscribed_topics,
-            )
-        if group.protocol_type is None:
-            return store.expired(group.group_id, now, retention_ms, lambda o: o.commit_timestamp_ms)
-        return []
 
     def _cleanup_group_metadata(
         self,
@@ -1212,32 +1146,10 @@ class GroupCoordinator:
             if self.manager.is_group_local(group.group_id)
         )
 
-    def _cleanup_group(
-        self,
-        group: ClassicGroup,
-        removed_offsets: list[TopicPartition],
-        callback: Callable[[Errors], None] | None = None,
-    ) -> int:
-        """Tombstones ``removed_offsets`` of ``group``; an Empty group left without offsets
-        becomes Dead and its metadata is tombstoned too. Returns how many offsets."""
-        offsets = self.manager.offsets
-        remaining = offsets.num_offsets(group.group_id) - len(removed_offsets)
-        group_is_dead = (
-            group.is_in(GroupState.EMPTY)
-            and remaining == 0
-            and not offsets.open_transactions(group.group_id)
-            and not offsets.has_commits_in_flight(group.group_id)
-        )
-        if group_is_dead:
-            log.info("Group %s transitioned to Dead in generation %d",
-                     group.group_id, group.generation_id)
-            group.transition_to(GroupState.DEAD)
-            self.manager.remove_group(group)
-        # A group only storing offsets (generation 0) never wrote metadata to tombstone.
-        tombstones = self.manager.cleanup_offsets(
-            group.group_id, removed_offsets, with_group=group_is_dead and group.generation_id > 0
-        )
-        self._write(group.group_id, tombstones, _ignore if callback is None else callback)
+    def _cleanup_group(self, group: ClassicGroup, removed_offsets: list[TopicPartition]) -> int:
+        """Write the cleanup of ``group`` (see :meth:`GroupCoordinatorShard.cleanup_group`);
+        returns how many offsets it removes."""
+        self._write(group.group_id, self.manager.cleanup_group(group, removed_offsets), _ignore)
         return len(removed_offsets)
 
     # --- partition immigration and emigration -----------------------------------------------
