@@ -2,7 +2,7 @@
 
 Kafka's ``GroupMetadata``/``MemberMetadata`` (``ClassicGroup``/``ClassicGroupMember`` in the
 Java coordinator). Pure in-memory state with its invariants; what the coordinator does with it
-(rebalances, timers, writes) lives in :mod:`groupcoord.coordinator.group_coordinator`.
+(rebalances, timers, writes) lives in :mod:`groupcoord.coordinator.classic_protocol`.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Kafka's ``GroupMetadataManager``, its group side: which groups exist, the GroupM
 that persists a group (:meth:`GroupMetadataManager.store_group`) and its tombstone, and
 :meth:`GroupMetadataManager.replay` of GroupMetadata records. Offsets are the
 :class:`~groupcoord.coordinator.offset_metadata_manager.OffsetMetadataManager`'s; what the
-groups do in a rebalance is :mod:`.group_coordinator`'s.
+groups do in a rebalance is :mod:`.classic_protocol`'s.
 
 A group exists when its last GroupMetadata record has a value, or while it has offsets (a
 "simple" group, Empty and without protocol, made by the offset commits of a consumer that does

@@ -102,9 +102,11 @@ class GroupCoordinatorShard:
 
     # --- deletion ---------------------------------------------------------------------------
 
-    def cleanup_group(self, group: ClassicGroup, removed_offsets: Sequence[TopicPartition]) -> CoordinatorResult[Errors]:
-        """Tombstones for ``removed_offsets`` of ``group``; an Empty group left without offsets
-        becomes Dead and leaves memory, and its metadata is tombstoned too (Kafka's
+    def cleanup_group(
+        self, group: ClassicGroup, removed_offsets: Sequence[TopicPartition]
+    ) -> list[CoordinatorRecord]:
+        """The tombstones of ``removed_offsets`` of ``group``; an Empty group left without
+        offsets becomes Dead and leaves memory, and its metadata is tombstoned too (Kafka's
         ``cleanupGroupMetadata``: ``cleanupExpiredOffsets``, then ``maybeDeleteGroup``)."""
         group_id = group.group_id
         records = self.offsets.tombstones(group_id, removed_offsets)
@@ -112,7 +114,7 @@ class GroupCoordinatorShard:
             log.info("Group %s transitioned to Dead in generation %d", group_id, group.generation_id)
             group.transition_to(GroupState.DEAD)
             self.group_manager.delete_group(group, records)
-        return tombstones_result(group_id, records)
+        return records
 
     # --- replay -----------------------------------------------------------------------------
 
@@ -221,9 +223,15 @@ class GroupCoordinatorShard:
 def tombstones_result(group_id: str, records: list[CoordinatorRecord]) -> CoordinatorResult[Errors]:
     """Tombstones to write (offsets, a group's metadata): the removed offsets leave memory when
     they are replayed; the result answers NONE or the error the client should see."""
+    return CoordinatorResult(records, Errors.NONE, error_response=group_append_error,
+                             on_append=log_failed_tombstones(group_id, records))
+
+
+def log_failed_tombstones(group_id: str, records: list[CoordinatorRecord]) -> Callable[[Errors], None]:
+    """The continuation of a tombstones write: a failure is logged."""
 
     def on_append(error: Errors) -> None:
         if error is not Errors.NONE:
             log.warning("Writing %d tombstones for group %s failed: %s", len(records), group_id, error.name)
 
-    return CoordinatorResult(records, Errors.NONE, error_response=group_append_error, on_append=on_append)
+    return on_append

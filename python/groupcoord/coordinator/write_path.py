@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Generic, Literal, NamedTuple, Protocol, TypeVar
 
 from groupcoord.coordinator.clock import Time
@@ -27,6 +28,7 @@ from groupcoord.log import NO_SEQUENCE, Append, AppendError, PartitionWriter
 from groupcoord.replay_rules import NO_PRODUCER_ID, Transaction, is_pending, transaction_of
 
 T = TypeVar("T")
+K = TypeVar("K")
 
 
 class AppendOptions(NamedTuple):
@@ -145,6 +147,27 @@ class WritePath:
             control=options.control,
         )
         self._writer.append(partition, append, completed)
+
+    def schedule_writes(
+        self,
+        writes: Sequence[tuple[int, K, CoordinatorResult[T]]],
+        callback: Callable[[list[tuple[K, T]]], None],
+    ) -> None:
+        """Several writes, each ``(partition, key, result)``: once every one is answered,
+        ``callback`` gets their keys and responses in the order they were answered (at once
+        for results with nothing to append)."""
+        if not writes:
+            callback([])
+            return
+        answers: list[tuple[K, T]] = []
+
+        def answered(key: K, response: T) -> None:
+            answers.append((key, response))
+            if len(answers) == len(writes):
+                callback(answers)
+
+        for partition, key, result in writes:
+            self.schedule_write(partition, result, partial(answered, key))
 
 
 def _complete(result: CoordinatorResult[T], callback: Callable[[T], None], error: Errors) -> None:
