@@ -161,7 +161,7 @@ class OffsetMetadataManager:
         is not written; the others are.
         """
         max_metadata = self.config.offset_metadata_max_bytes
-        if all(java_length(o.metadata) <= max_metadata for o in offsets.values()):
+        if _metadata_fits(offsets, max_metadata):
             valid: Mapping[TopicPartition, OffsetAndMetadata] = offsets
             statuses = dict.fromkeys(offsets, Errors.NONE)
         else:
@@ -348,6 +348,13 @@ class OffsetMetadataManager:
         for key in [k for k in self._in_flight if k[0] == group_id]:
             del self._in_flight[key]
         self._in_flight_by_group.pop(group_id, None)
+
+
+def _metadata_fits(offsets: Mapping[TopicPartition, OffsetAndMetadata], max_metadata: int) -> bool:
+    for offset in offsets.values():
+        if java_length(offset.metadata) > max_metadata:
+            return False
+    return True
 
 
 def _commit_error_response(

@@ -1,13 +1,14 @@
 """The one write path: append a handler's records, replay them, then complete its response.
 
 Kafka's ``CoordinatorResult`` and ``CoordinatorRuntime.scheduleWriteOperation``. A handler
-validates and decides, changing nothing it would have to undo, and returns a
-:class:`CoordinatorResult`: the records to append and the response. :meth:`WritePath.schedule_write`
-appends the records to the group's ``__consumer_offsets`` partition; when the log reports the
-append complete it replays them into memory through the shard's ``replay``, the function that
-loading a partition uses (so memory is what replaying the log yields), runs the result's
-continuation, and completes the response, or, if the append failed, the response the result
-maps the log's error to. A transaction marker is a result too, with no records.
+validates and decides (changing only what records do not hold: a group's state, a commit's
+in-flight mark) and returns a :class:`CoordinatorResult`: the records to append and the
+response. :meth:`WritePath.schedule_write` appends the records to a ``__consumer_offsets``
+partition; when the log reports the append complete it replays them into memory through the
+shard's ``replay``, the function that loading a partition uses (so memory is what replaying the
+log yields), runs the result's continuation, and completes the response, or, if the append
+failed, the response the result maps the log's error to. A transaction marker is a result too,
+with no records.
 
 Group metadata records are written with ``replay_records=False``, as Kafka writes a classic
 group's: the live group (mid-rebalance, with parked requests) is their source and already ahead
@@ -48,9 +49,11 @@ PLAIN_APPEND = AppendOptions()
 OFFSET_COMMIT_APPEND = AppendOptions(base_sequence=0)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CoordinatorResult(Generic[T]):
-    """What a handler decided: the records to append and the response to complete."""
+    """What a handler decided: the records to append and the response to complete. Not
+    changed once made (not frozen: a frozen dataclass takes three times as long to make, and
+    every OffsetCommit makes one)."""
 
     records: Sequence[CoordinatorRecord]
     response: T
