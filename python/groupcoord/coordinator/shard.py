@@ -32,11 +32,15 @@ log = logging.getLogger(__name__)
 
 
 class GroupCoordinatorShard:
+    """The state of the owned partitions (``GroupCoordinator.manager``), with the lookups the
+    server, ``inspect`` and the tests read."""
+
     def __init__(self, config: Config, time: Time) -> None:
         self.num_partitions = config.offsets_topic_num_partitions
         self.offsets = OffsetMetadataManager(config)
         self.group_manager = GroupMetadataManager(time, has_offsets=self.offsets.has_offsets)
         self.groups = self.group_manager.groups
+        """The group manager's own dict of groups by id (one dict, two names)."""
         self.owned_partitions: set[int] = set()
         self.loading_partitions: set[int] = set()
         self._skipped_while_loading: dict[int, Counter[int]] = {}
