@@ -164,7 +164,7 @@ def test_last_joining_members_are_kicked_out_when_re_joining_group_with_max_size
         group.add(ClassicGroupMember(m, None, CLIENT_ID, CLIENT_HOST, DEFAULT_REBALANCE_TIMEOUT,
                                      GROUP_MAX_SESSION_TIMEOUT, PROTOCOL_TYPE, list(PROTOCOLS)))
     ctx.coordinator.manager.groups[GROUP_ID] = group
-    ctx.coordinator._prepare_rebalance(group, "")
+    ctx.coordinator.classic.prepare_rebalance(group, "")
 
     answers = [ctx.send_join_group(GROUP_ID, m, session_timeout=GROUP_MAX_SESSION_TIMEOUT) for m in member_ids]
     ctx.sleep(DEFAULT_REBALANCE_TIMEOUT + 1)

@@ -502,7 +502,7 @@ def test_complete_heartbeat_with_group_dead(ctx: Context) -> None:
     group = ctx.group()
     group.transition_to(GroupState.DEAD)
     # A session deadline expiring on a Dead group does nothing.
-    ctx.coordinator._on_session_deadline(member_key(GROUP_ID, result.leader_id))
+    ctx.coordinator.classic.on_session_deadline(member_key(GROUP_ID, result.leader_id))
     assert group.has(result.leader_id)
     assert ctx.take_records() == []
     ctx.replay_check = False  # the group was made Dead by hand
@@ -514,7 +514,7 @@ def test_complete_heartbeat_with_member_already_removed(ctx: Context) -> None:
     group = ctx.group()
     group.remove(result.leader_id)
     # A session deadline expiring for a member already gone does nothing.
-    ctx.coordinator._on_session_deadline(member_key(GROUP_ID, result.leader_id))
+    ctx.coordinator.classic.on_session_deadline(member_key(GROUP_ID, result.leader_id))
     ctx.assert_group_state(GroupState.STABLE)
     assert ctx.take_records() == []
     ctx.replay_check = False  # the member was removed by hand

@@ -394,7 +394,7 @@ def test_new_protocol_records_are_skipped_with_one_warning_and_their_deleted_gro
     ctx.log.append(ctx.group_partition, Append(records, ctx.time.milliseconds()), done.append)
     ctx.settle()
     assert isinstance(done[0], int)
-    with caplog.at_level(logging.WARNING, logger="groupcoord.coordinator.metadata_manager"):
+    with caplog.at_level(logging.WARNING, logger="groupcoord.coordinator.shard"):
         _reload(ctx)
     assert cg not in ctx.coordinator.manager.groups
     warnings = [r.getMessage() for r in caplog.records if "Skipped" in r.getMessage()]

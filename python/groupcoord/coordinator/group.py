@@ -2,7 +2,7 @@
 
 Kafka's ``GroupMetadata``/``MemberMetadata`` (``ClassicGroup``/``ClassicGroupMember`` in the
 Java coordinator). Pure in-memory state with its invariants; what the coordinator does with it
-(rebalances, timers, writes) lives in :mod:`groupcoord.coordinator.group_coordinator`.
+(rebalances, timers, writes) lives in :mod:`groupcoord.coordinator.classic_protocol`.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Any
 
 from groupcoord.coordinator.clock import Time
 from groupcoord.coordinator.results import (
+    UNKNOWN_MEMBER_ID,
     JoinCallback,
     JoinGroupResponseMember,
     JoinGroupResult,
@@ -180,7 +181,7 @@ def _answer(callback: Callable[[Any], None], result: Any, member: ClassicGroupMe
 
 @dataclass(eq=False)
 class ClassicGroup:
-    """A group's membership and state. Offsets live apart, in the offset store."""
+    """A group's membership and state. Offsets live apart, in the OffsetMetadataManager."""
 
     group_id: str
     time: Time
@@ -259,6 +260,46 @@ class ClassicGroup:
 
     def all_members(self) -> Iterator[ClassicGroupMember]:
         return iter(list(self.members.values()))
+
+    # --- validation -------------------------------------------------------------------------
+
+    def validate_member(self, member_id: str, group_instance_id: str | None) -> Errors | None:
+        """UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID unless ``member_id`` (of static instance
+        ``group_instance_id``, if given) is a current member (Kafka's ``validateMember``)."""
+        if group_instance_id is not None:
+            current = self.current_static_member_id(group_instance_id)
+            if current is None:
+                return Errors.UNKNOWN_MEMBER_ID
+            if current != member_id:
+                log.info("Member %s of static instance %s in group %s is fenced by %s",
+                         member_id, group_instance_id, self.group_id, current)
+                return Errors.FENCED_INSTANCE_ID
+            return None
+        if not self.has(member_id):
+            return Errors.UNKNOWN_MEMBER_ID
+        return None
+
+    def validate_offset_commit(
+        self, member_id: str, group_instance_id: str | None, generation_id: int, *, transactional: bool
+    ) -> Errors | None:
+        """Whether this member may commit offsets to the group (Kafka's
+        ``validateOffsetCommit``); None if it may."""
+        if self.is_in(GroupState.DEAD):
+            return Errors.COORDINATOR_NOT_AVAILABLE
+        if generation_id < 0 and self.is_in(GroupState.EMPTY):
+            # An admin client or a consumer without group management: allowed on an
+            # empty group, member id and instance id are not checked.
+            return None
+        if generation_id >= 0 or member_id != UNKNOWN_MEMBER_ID or group_instance_id is not None:
+            error = self.validate_member(member_id, group_instance_id)
+            if error is not None:
+                return error
+            if generation_id != self.generation_id:
+                return Errors.ILLEGAL_GENERATION
+            return None
+        if not transactional and not self.is_in(GroupState.EMPTY):
+            return Errors.UNKNOWN_MEMBER_ID
+        return None
 
     # --- membership -------------------------------------------------------------------------
 

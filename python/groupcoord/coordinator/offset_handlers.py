@@ -1,0 +1,135 @@
+"""OffsetCommit, TxnOffsetCommit and OffsetDelete: decided with both managers, as results.
+
+Each handler looks the group up and asks it whether the request may go ahead
+(:meth:`ClassicGroup.validate_offset_commit`, the group's state), then asks the
+:class:`OffsetMetadataManager` for what is about offsets (which partitions are written, their
+records), and returns a :class:`CoordinatorResult`: the records and the response. It writes
+nothing: :class:`GroupCoordinator` hands the result to the write path. OffsetFetch is a read,
+:meth:`GroupCoordinatorShard.get_offsets`.
+
+One OffsetCommit, through the modules:
+
+1. ``GroupCoordinator.handle_commit_offsets`` (:mod:`.group_coordinator`): the front door
+   (group id, coordinator active, partition owned and loaded).
+2. :meth:`OffsetHandlers.commit_offsets` (here): the group, made if a simple commit names
+   none (:class:`GroupMetadataManager`); ``group.validate_offset_commit`` (:mod:`.group`); a
+   member's commit restarts its session (:meth:`ClassicGroupProtocol.schedule_session_deadline`);
+   :meth:`OffsetMetadataManager.commit_offsets` checks the metadata sizes, builds the records
+   (:mod:`.records`), marks them in flight and returns the result.
+3. ``WritePath.schedule_write`` (:mod:`.write_path`) appends the records; once the log reports
+   them written, :meth:`GroupCoordinatorShard.replay` applies each to the
+   :class:`OffsetMetadataManager` (the replay that loading uses), the result's continuation
+   ends the in-flight mark, and the callback gets the response.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+
+from groupcoord.coordinator.classic_protocol import ClassicGroupProtocol
+from groupcoord.coordinator.group import GroupState
+from groupcoord.coordinator.results import OffsetAndMetadata, TopicPartition
+from groupcoord.coordinator.shard import GroupCoordinatorShard, log_failed_tombstones
+from groupcoord.coordinator.write_path import AppendOptions, CoordinatorResult
+from groupcoord.errors import Errors, append_error_to_response_error
+
+log = logging.getLogger(__name__)
+
+CommitResponse = dict[TopicPartition, Errors]
+OffsetDeleteResponse = tuple[Errors, dict[TopicPartition, Errors]]
+
+
+class OffsetHandlers:
+    def __init__(self, shard: GroupCoordinatorShard, classic: ClassicGroupProtocol) -> None:
+        self._shard = shard
+        self._groups = shard.group_manager
+        self._offsets = shard.offsets
+        self._classic = classic
+
+    def commit_offsets(
+        self,
+        group_id: str,
+        member_id: str,
+        group_instance_id: str | None,
+        generation_id: int,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata],
+        unknown_group_error: Errors,
+    ) -> CoordinatorResult[CommitResponse]:
+        """OffsetCommit of a group served here."""
+        group = self._groups.get_group(group_id)
+        if group is None:
+            if generation_id >= 0:
+                return CoordinatorResult((), dict.fromkeys(offsets, unknown_group_error))
+            # The group does not use Kafka's group management: a simple group.
+            log.info("Creating simple consumer group %s via manual offset commit", group_id)
+            group = self._groups.get_or_create_group(group_id)
+        error = group.validate_offset_commit(member_id, group_instance_id, generation_id, transactional=False)
+        if error is None and group.is_in(GroupState.COMPLETING_REBALANCE):
+            error = Errors.REBALANCE_IN_PROGRESS
+        if error is not None:
+            return CoordinatorResult((), dict.fromkeys(offsets, error))
+        if group.is_in(GroupState.STABLE, GroupState.PREPARING_REBALANCE):
+            # The previous generation may still commit during PreparingRebalance; a commit
+            # also shows the member is alive (KAFKA-3470).
+            self._classic.schedule_session_deadline(group, group.get(member_id))
+        return self._offsets.commit_offsets(group_id, offsets)
+
+    def txn_commit_offsets(
+        self,
+        group_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        member_id: str,
+        group_instance_id: str | None,
+        generation_id: int,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata],
+    ) -> CoordinatorResult[CommitResponse]:
+        """TxnOffsetCommit of a group served here: the offsets are written in the producer's
+        transaction, pending until its marker commits or aborts them."""
+        group = self._groups.get_or_create_group(group_id)
+        error = group.validate_offset_commit(member_id, group_instance_id, generation_id, transactional=True)
+        if error is not None:
+            return CoordinatorResult((), dict.fromkeys(offsets, error))
+        options = AppendOptions(producer_id, producer_epoch, base_sequence=0)
+        return self._offsets.commit_offsets(group_id, offsets, options)
+
+    def delete_offsets(
+        self, group_id: str, partitions: Sequence[TopicPartition]
+    ) -> CoordinatorResult[OffsetDeleteResponse]:
+        """OffsetDelete of a group served here: partitions of topics a non-empty consumer group
+        is subscribed to get GROUP_SUBSCRIBED_TO_TOPIC; the others' offsets are tombstoned."""
+        group = self._groups.get_group(group_id)
+        if group is None or group.is_in(GroupState.DEAD):
+            error = (
+                Errors.GROUP_ID_NOT_FOUND if self._shard.group_not_exists(group_id)
+                else Errors.NOT_COORDINATOR
+            )
+            return CoordinatorResult((), (error, {}))
+        partition_errors: dict[TopicPartition, Errors] = {}
+        if group.is_in(GroupState.EMPTY):
+            eligible = list(partitions)
+        elif group.is_consumer_group:
+            eligible = []
+            for tp in partitions:
+                if group.is_subscribed_to_topic(tp.topic):
+                    partition_errors[tp] = Errors.GROUP_SUBSCRIBED_TO_TOPIC
+                else:
+                    eligible.append(tp)
+        else:
+            return CoordinatorResult((), (Errors.NON_EMPTY_GROUP, {}))
+        if not eligible:
+            return CoordinatorResult((), (Errors.NONE, partition_errors))
+        stored = [tp for tp in eligible if self._offsets.offset(group_id, tp) is not None]
+        # As Kafka's: an Empty group left without offsets is removed (Dead, its metadata
+        # tombstoned) at once, not at the next expiration check.
+        records = self._shard.cleanup_group(group, stored)
+        partition_errors.update(dict.fromkeys(eligible, Errors.NONE))
+        return CoordinatorResult(
+            records, (Errors.NONE, partition_errors), error_response=_delete_error_response,
+            on_append=log_failed_tombstones(group_id, records),
+        )
+
+
+def _delete_error_response(response: OffsetDeleteResponse, error: Errors) -> OffsetDeleteResponse:
+    return append_error_to_response_error(error), {}
