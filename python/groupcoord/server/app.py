@@ -15,6 +15,7 @@ import asyncio
 import logging
 import signal
 import socket
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,6 +30,7 @@ from groupcoord.server.delayed_fetch import DelayedFetches
 from groupcoord.server.endpoint import HttpEndpoint
 from groupcoord.server.metrics import Metrics
 from groupcoord.server.open_files import OpenFilesWatch, raise_open_files_limit
+from groupcoord.server.readiness import Readiness
 from groupcoord.server.topics import TopicRegistry
 from groupcoord.storage import LogManager
 from groupcoord.storage.lock import DataDirLock
@@ -72,11 +74,13 @@ class Server:
         self._endpoint: HttpEndpoint | None = None
         self._fetches: DelayedFetches | None = None
         self._runtime: CoordinatorRuntime | None = None
+        self._readiness: Readiness | None = None
         self._topics: TopicRegistry | None = None
 
     async def start(self) -> None:
         options, config = self.options, self.config
         loop = asyncio.get_running_loop()
+        started = time.monotonic()
         # Before anything in the data directory is read or written (recovery rewrites files):
         # a second server on the same directory stops here.
         self.lock.acquire()
@@ -102,6 +106,8 @@ class Server:
         self._fetches = DelayedFetches(self.time)
         self._fetches.start(loop)
         await self._runtime.start(config.owned_partitions())
+        self._readiness = readiness = Readiness(self._runtime)
+        readiness.log_when_loaded(started, "start-up")
 
         host, port = config.advertised_address() or (_reachable(options.host), self.port)
         self.broker = broker = Broker(
@@ -112,7 +118,7 @@ class Server:
             lambda: KafkaConnection(broker, self.connections), sock=sock
         )
         if options.metrics_port is not None:
-            self._endpoint = HttpEndpoint(broker)
+            self._endpoint = HttpEndpoint(broker, readiness)
             self.metrics_port = await self._endpoint.start(options.host, options.metrics_port)
         log.info(
             "Serving on %s:%d (advertised %s:%d, node %d, cluster %s), data in %s, "
@@ -152,6 +158,8 @@ class Server:
             await self._endpoint.close()
         if self._fetches is not None:
             self._fetches.close()
+        if self._readiness is not None:
+            await self._readiness.close()
         if self._runtime is not None:
             await self._runtime.close()
         if self._log is not None:
