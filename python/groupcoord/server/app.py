@@ -6,14 +6,15 @@ partitions load in the background), the topics, the fetch purgatory, the Kafka l
 the HTTP endpoint. :func:`run` runs it until SIGTERM, SIGINT or SIGHUP, then shuts down in
 order: stop accepting, close client connections, unload the partitions (members waiting for
 an answer get NOT_COORDINATOR), flush and close the log. It exits 1 when the data directory
-went away while serving or a partition could not be flushed and closed.
+went away while serving or a partition could not be flushed and closed. A signal during the
+start-up stops the server as soon as its start has finished (or before it starts), exit 0
+(:mod:`groupcoord.server.shutdown`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 import socket
 import time
 from collections.abc import Sequence
@@ -31,6 +32,7 @@ from groupcoord.server.endpoint import HttpEndpoint
 from groupcoord.server.metrics import Metrics
 from groupcoord.server.open_files import OpenFilesWatch, raise_open_files_limit
 from groupcoord.server.readiness import Readiness
+from groupcoord.server.shutdown import catch_stop_signals, on_stop_signal
 from groupcoord.server.topics import TopicRegistry
 from groupcoord.storage import LogManager
 from groupcoord.storage.lock import DataDirLock
@@ -186,28 +188,33 @@ def _reachable(host: str) -> str:
 
 def run(options: ServerOptions) -> int:
     """Serve until SIGTERM, SIGINT or SIGHUP; uvloop when installed."""
+    catch_stop_signals()  # again, if the command did not: until the loop runs
     try:
         import uvloop
     except ImportError:
         runner = asyncio.run
     else:
         runner = uvloop.run
-    return runner(_serve(options))
+    try:
+        return runner(_serve(options))
+    finally:
+        # Closing the loop gave the signals their default actions back: one now would
+        # turn the exit status of a server that has stopped into a kill.
+        catch_stop_signals()
 
 
 async def _serve(options: ServerOptions) -> int:
-    loop = asyncio.get_running_loop()
     stop = asyncio.Event()
-    # SIGHUP too (a closed terminal, a session ending): its default ends the process at once,
-    # without flushing the log; the JVM runs Kafka's shutdown hooks on it. Unless it is
-    # ignored, as under nohup, which then keeps the server running.
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        if signal.getsignal(signum) is not signal.SIG_IGN:
-            loop.add_signal_handler(signum, stop.set)
+    on_stop_signal(asyncio.get_running_loop(), stop.set)
+    if stop.is_set():  # a signal while the command was starting
+        log.info("Stopped before serving")
+        return 0
     raise_open_files_limit()
     server = Server(options)
     try:
         try:
+            # Not cancelled by a signal: start opens files in worker threads, and stop then
+            # closes whatever start opened.
             await server.start()
         except (OSError, ValueError) as error:
             log.error("Cannot serve: %s", error)
