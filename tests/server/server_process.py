@@ -77,6 +77,18 @@ class ServerProcess:
     def start(self, timeout: float = 30.0, port: int = 0) -> ServerProcess:
         """Start and wait until it serves; ``port`` 0 picks a free one (a restart passes the
         old one so that clients find the server again)."""
+        self.spawn(port)
+        try:
+            match = wait_for(self._serving, timeout, f"the server to serve (log: {self.log_path})")
+        except BaseException:
+            self.kill()
+            raise
+        self.port = int(match.group(1))
+        self.metrics_port = int(match.group(2))
+        return self
+
+    def spawn(self, port: int = 0) -> subprocess.Popen[bytes]:
+        """Start the process, without waiting for it to serve."""
         command = [
             sys.executable, "-m", "groupcoord.cli", "serve", "--host", "127.0.0.1",
             "--port", str(port), "--data-dir", str(self.data_dir), "--metrics-port", "0",
@@ -91,14 +103,7 @@ class ServerProcess:
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
                                             preexec_fn=self._limit_open_files)
-        try:
-            match = wait_for(self._serving, timeout, f"the server to serve (log: {self.log_path})")
-        except BaseException:
-            self.kill()
-            raise
-        self.port = int(match.group(1))
-        self.metrics_port = int(match.group(2))
-        return self
+        return self.process
 
     def _limit_open_files(self) -> None:
         if self.open_files_limit is not None:
@@ -115,6 +120,16 @@ class ServerProcess:
         with open(self.log_path, "rb") as log:
             log.seek(self._log_offset)
             return log.read().decode(errors="replace")
+
+    def catches(self, signum: int) -> bool:
+        """The process has a handler for ``signum`` (Linux: its status in /proc)."""
+        assert self.process is not None
+        try:
+            with open(f"/proc/{self.process.pid}/status") as status:
+                caught = next(line for line in status if line.startswith("SigCgt:"))
+        except FileNotFoundError:  # exited
+            return False
+        return bool(int(caught.split()[1], 16) >> (signum - 1) & 1)
 
     def alive(self) -> bool:
         return self.process is not None and self.process.poll() is None

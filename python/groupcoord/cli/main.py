@@ -142,6 +142,13 @@ def _printing(command: str, run: Callable[[], int]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    given = sys.argv[1:] if argv is None else argv
+    if next((arg for arg in given if not arg.startswith("-")), None) == "serve":
+        # Before the parser imports the other commands, most of the package: a good part of
+        # a second, in which a SIGTERM would kill the server's start.
+        from groupcoord.server.shutdown import catch_stop_signals
+
+        catch_stop_signals()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.version or args.command is None:

@@ -80,6 +80,8 @@ class CoordinatorRuntime:
         a row; a failure soon after continues that count, so the backoff keeps growing."""
         self._reloads: dict[int, asyncio.Task[None]] = {}
         """Partitions given up after a failure, waiting to be loaded again."""
+        self._offline_reasons: dict[int, str] = {}
+        """Per partition given up: what failed, the last time it did."""
         self._wanted: set[int] = set()
         self._stopping = False
         self._ownership = asyncio.Lock()
@@ -120,6 +122,14 @@ class CoordinatorRuntime:
     def offline_partitions(self) -> set[int]:
         """Partitions given up after a failure, to be reloaded after a backoff."""
         return set(self._reloads)
+
+    def offline_reason(self, partition: int) -> str | None:
+        """Why ``partition`` is offline (its last failure), or None when it is not."""
+        return self._offline_reasons.get(partition) if partition in self._reloads else None
+
+    def wanted_partitions(self) -> set[int]:
+        """The partitions this node is to own, whether served yet or not."""
+        return set(self._wanted)
 
     def _serving(self) -> set[int]:
         """Owned, loading, about to load, or waiting to reload."""
@@ -175,6 +185,7 @@ class CoordinatorRuntime:
                     last_report = now
             coordinator.complete_loading(partition)
             self._loaded_after_failures[partition] = (_time.monotonic(), attempt)
+            self._offline_reasons.pop(partition, None)
             self.loaded_records += records
             log.info("Loaded __consumer_offsets-%d: %d records in %.3f s",
                      partition, records, _time.monotonic() - started)
@@ -185,6 +196,7 @@ class CoordinatorRuntime:
                 log.error("Loading __consumer_offsets-%d failed; not serving it: %s", partition, error)
             else:
                 log.exception("Loading __consumer_offsets-%d failed; not serving it", partition)
+            self._offline_reasons[partition] = f"loading it failed: {error or type(error).__name__}"
             coordinator.unload_partition(partition)
             await asyncio.shield(self.log.close_partition(partition))
             self._reload_later(partition, attempt + 1)
@@ -199,6 +211,7 @@ class CoordinatorRuntime:
             if task is not None:
                 task.cancel()
                 await asyncio.gather(task, return_exceptions=True)
+        self._offline_reasons.pop(partition, None)
         self.coordinator.unload_partition(partition)
         await self.log.close_partition(partition)
         self.after_request()
@@ -211,6 +224,7 @@ class CoordinatorRuntime:
         if self._stopping or partition not in self._wanted or partition in self._reloads:
             return
         log.error("__consumer_offsets-%d failed in the log; giving it up", partition)
+        self._offline_reasons[partition] = "its log failed (a write or an fsync failed)"
         load = self._loads.pop(partition, None)
         if load is not None:
             load.cancel()

@@ -6,15 +6,17 @@ partitions load in the background), the topics, the fetch purgatory, the Kafka l
 the HTTP endpoint. :func:`run` runs it until SIGTERM, SIGINT or SIGHUP, then shuts down in
 order: stop accepting, close client connections, unload the partitions (members waiting for
 an answer get NOT_COORDINATOR), flush and close the log. It exits 1 when the data directory
-went away while serving or a partition could not be flushed and closed.
+went away while serving or a partition could not be flushed and closed. A signal during the
+start-up stops the server as soon as its start has finished (or before it starts), exit 0
+(:mod:`groupcoord.server.shutdown`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 import socket
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,6 +31,8 @@ from groupcoord.server.delayed_fetch import DelayedFetches
 from groupcoord.server.endpoint import HttpEndpoint
 from groupcoord.server.metrics import Metrics
 from groupcoord.server.open_files import OpenFilesWatch, raise_open_files_limit
+from groupcoord.server.readiness import Readiness
+from groupcoord.server.shutdown import catch_stop_signals, on_stop_signal
 from groupcoord.server.topics import TopicRegistry
 from groupcoord.storage import LogManager
 from groupcoord.storage.lock import DataDirLock
@@ -72,11 +76,13 @@ class Server:
         self._endpoint: HttpEndpoint | None = None
         self._fetches: DelayedFetches | None = None
         self._runtime: CoordinatorRuntime | None = None
+        self._readiness: Readiness | None = None
         self._topics: TopicRegistry | None = None
 
     async def start(self) -> None:
         options, config = self.options, self.config
         loop = asyncio.get_running_loop()
+        started = time.monotonic()
         # Before anything in the data directory is read or written (recovery rewrites files):
         # a second server on the same directory stops here.
         self.lock.acquire()
@@ -102,6 +108,8 @@ class Server:
         self._fetches = DelayedFetches(self.time)
         self._fetches.start(loop)
         await self._runtime.start(config.owned_partitions())
+        self._readiness = readiness = Readiness(self._runtime)
+        readiness.log_when_loaded(started, "start-up")
 
         host, port = config.advertised_address() or (_reachable(options.host), self.port)
         self.broker = broker = Broker(
@@ -112,7 +120,7 @@ class Server:
             lambda: KafkaConnection(broker, self.connections), sock=sock
         )
         if options.metrics_port is not None:
-            self._endpoint = HttpEndpoint(broker)
+            self._endpoint = HttpEndpoint(broker, readiness)
             self.metrics_port = await self._endpoint.start(options.host, options.metrics_port)
         log.info(
             "Serving on %s:%d (advertised %s:%d, node %d, cluster %s), data in %s, "
@@ -152,6 +160,8 @@ class Server:
             await self._endpoint.close()
         if self._fetches is not None:
             self._fetches.close()
+        if self._readiness is not None:
+            await self._readiness.close()
         if self._runtime is not None:
             await self._runtime.close()
         if self._log is not None:
@@ -178,28 +188,33 @@ def _reachable(host: str) -> str:
 
 def run(options: ServerOptions) -> int:
     """Serve until SIGTERM, SIGINT or SIGHUP; uvloop when installed."""
+    catch_stop_signals()  # again, if the command did not: until the loop runs
     try:
         import uvloop
     except ImportError:
         runner = asyncio.run
     else:
         runner = uvloop.run
-    return runner(_serve(options))
+    try:
+        return runner(_serve(options))
+    finally:
+        # Closing the loop gave the signals their default actions back: one now would
+        # turn the exit status of a server that has stopped into a kill.
+        catch_stop_signals()
 
 
 async def _serve(options: ServerOptions) -> int:
-    loop = asyncio.get_running_loop()
     stop = asyncio.Event()
-    # SIGHUP too (a closed terminal, a session ending): its default ends the process at once,
-    # without flushing the log; the JVM runs Kafka's shutdown hooks on it. Unless it is
-    # ignored, as under nohup, which then keeps the server running.
-    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        if signal.getsignal(signum) is not signal.SIG_IGN:
-            loop.add_signal_handler(signum, stop.set)
+    on_stop_signal(asyncio.get_running_loop(), stop.set)
+    if stop.is_set():  # a signal while the command was starting
+        log.info("Stopped before serving")
+        return 0
     raise_open_files_limit()
     server = Server(options)
     try:
         try:
+            # Not cancelled by a signal: start opens files in worker threads, and stop then
+            # closes whatever start opened.
             await server.start()
         except (OSError, ValueError) as error:
             log.error("Cannot serve: %s", error)

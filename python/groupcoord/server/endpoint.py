@@ -1,6 +1,11 @@
 """The HTTP endpoint on ``--metrics-port``: Prometheus metrics and the ownership admin call.
 
 - ``GET /metrics``: the metrics in Prometheus' text format (:mod:`groupcoord.server.metrics`).
+- ``GET /health/ready``: 200 once every owned ``__consumer_offsets`` partition is loaded and
+  none is offline, 503 while one is loading or offline; the body says which
+  (:class:`~groupcoord.server.readiness.Readiness`), e.g. ``{"ready": false, "loading": [3],
+  "offline": {"12": "loading it failed: ..."}}``. For a Kubernetes readiness probe.
+- ``GET /health/live``: 200 whenever the server answers HTTP (a liveness probe).
 - ``GET /admin/owned-partitions``: ``{"owned": [...], "loading": [...], "offline": [...]}``,
   the ``__consumer_offsets`` partitions this node serves, those it is loading, and those it
   gave up after a failure of their log and will load again after a backoff.
@@ -21,23 +26,28 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
     from groupcoord.server.broker import Broker
+    from groupcoord.server.readiness import Readiness
 
 log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 65_536
 READ_TIMEOUT_S = 10.0
 OWNED_PARTITIONS_PATH = "/admin/owned-partitions"
+READY_PATH = "/health/ready"
+LIVE_PATH = "/health/live"
 _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
-            413: "Payload Too Large"}
+            413: "Payload Too Large", 503: "Service Unavailable"}
 
 
 class HttpEndpoint:
-    def __init__(self, broker: Broker) -> None:
+    def __init__(self, broker: Broker, readiness: Readiness) -> None:
         self.broker = broker
+        self.readiness = readiness
         self._server: asyncio.Server | None = None
 
     async def start(self, host: str, port: int) -> int:
@@ -81,13 +91,21 @@ class HttpEndpoint:
                 return _json(405, {"error": "GET only"})
             text = self.broker.metrics.render(self.broker)
             return 200, "text/plain; version=0.0.4; charset=utf-8", text.encode()
+        if path in (READY_PATH, LIVE_PATH):
+            if method != "GET":
+                return _json(405, {"error": "GET only"})
+            if path == LIVE_PATH:
+                return _json(200, {"live": True})
+            state = self.readiness.state()
+            return _json(200 if state["ready"] else 503, state)
         if path == OWNED_PARTITIONS_PATH:
             if method == "GET":
                 return _json(200, self._ownership())
             if method == "PUT":
                 return await self._set_owned_partitions(body)
             return _json(405, {"error": "GET or PUT"})
-        return _json(404, {"error": f"no {path}; try /metrics or {OWNED_PARTITIONS_PATH}"})
+        return _json(404, {"error": f"no {path}; try /metrics, {READY_PATH}, {LIVE_PATH} "
+                                    f"or {OWNED_PARTITIONS_PATH}"})
 
     def _ownership(self) -> dict[str, list[int]]:
         runtime = self.broker.runtime
@@ -106,11 +124,13 @@ class HttpEndpoint:
             type(p) is int for p in partitions
         ):
             return _json(400, {"error": "the body must be a JSON list of partition numbers"})
+        started = time.monotonic()
         try:
             await self.broker.runtime.set_owned_partitions(partitions)
         except ValueError as error:
             return _json(400, {"error": str(error)})
         log.info("Owned __consumer_offsets partitions set to %s", sorted(set(partitions)))
+        self.readiness.log_when_loaded(started, "the ownership change")
         return _json(200, self._ownership())
 
 
