@@ -20,9 +20,11 @@ They are Kafka 4's coordinator's (``OffsetMetadataManager.replay`` and
   expression); any other type by its raw key bytes. Keys of different log partitions are
   different keys.
 
-Who applies them: the coordinator (:meth:`groupcoord.coordinator.metadata_manager.
-GroupMetadataManager.replay_log_record` loading a log; its offset store holds the state) and the
-compacted view (:mod:`groupcoord.format.compaction`, with the Arrow forms below). The log cleaner
+Who applies them: the coordinator (loading a log,
+:meth:`~groupcoord.coordinator.shard.GroupCoordinatorShard.replay_log_record` hands each record
+to ``GroupCoordinatorShard.replay``, the replay its writes use too; its
+``OffsetMetadataManager`` holds the state) and the compacted view
+(:mod:`groupcoord.format.compaction`, with the Arrow forms below). The log cleaner
 (:mod:`groupcoord.storage.cleaner`) keeps Kafka's on-disk rules but deduplicates on
 :func:`logical_key_bytes`.
 """
