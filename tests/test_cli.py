@@ -25,13 +25,21 @@ def groupcoord(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_inspect_of_a_log_with_a_corrupt_segment_says_where(tmp_path: Path) -> None:
+    """The damaged partition is left out as the server refuses it (status 3), the others
+    printed."""
     config = Config.from_properties({"offsets.topic.segment.bytes": 1024, "log.cleaner.enable": False})
     asyncio.run(write_commits(tmp_path, "g", 0, 40, config))
+    asyncio.run(write_commits(tmp_path, "h", 1, 3, config))
     corrupt_first_segment(tmp_path / "__consumer_offsets-0")
-    result = groupcoord("inspect", str(tmp_path))
-    assert result.returncode == 1
+    result = groupcoord("inspect", "--json", str(tmp_path))
+    assert result.returncode == 3
     assert "Traceback" not in result.stderr
-    assert "00000000000000000000.log: corrupt batch at byte 0" in result.stderr
+    assert "00000000000000000000.log: damaged at byte 0" in result.stderr
+    assert f"groupcoord repair {tmp_path} --partition 0" in result.stderr
+    data = json.loads(result.stdout)
+    assert [(o["group"], o["offset"]) for o in data["offsets"]] == [("h", 2)]
+    [damaged] = data["damaged_partitions"]
+    assert (damaged["partition"], damaged["position"]) == (0, 0) and "CRC" in damaged["reason"]
 
 
 def test_inspect_of_one_partition_directory_reads_that_partition(tmp_path: Path) -> None:

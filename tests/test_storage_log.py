@@ -14,7 +14,9 @@ from kafka.record.legacy_records import LegacyRecordBatchBuilder
 
 from groupcoord.format import codec
 from groupcoord.config import Config
+from groupcoord.log import LogDamagedError
 from groupcoord.storage import PartitionLog, read_directory
+from groupcoord.storage.damage import RecoveryState
 from groupcoord.storage.index import OffsetIndex
 from groupcoord.storage.partition import partition_directories, partition_directory_name, partition_of_directory
 from groupcoord.storage.segment import walk_batches
@@ -192,7 +194,10 @@ def test_a_torn_or_corrupt_tail_is_truncated_at_the_last_valid_batch(
     assert "truncating to the last valid batch" in caplog.text
 
 
-def test_segments_after_a_corrupt_one_are_dropped(tmp_path: Path) -> None:
+def test_damage_before_later_segments_refuses_the_partition_and_drops_nothing(tmp_path: Path) -> None:
+    """Valid batches follow the damage (in the later segments): it is no torn tail, so the
+    partition is refused with where and why, and no file is truncated or dropped (recovery
+    used to truncate the segment and drop every later one, losing acknowledged batches)."""
     directory = tmp_path / "__consumer_offsets-2"
     log = PartitionLog.open(directory, config(**{"offsets.topic.segment.bytes": 600}))
     fill(log, 20)
@@ -202,12 +207,13 @@ def test_segments_after_a_corrupt_one_are_dropped(tmp_path: Path) -> None:
     damaged = bytearray(segments[1].read_bytes())
     damaged[-5] ^= 0xFF
     segments[1].write_bytes(bytes(damaged))
-    log = PartitionLog.open(directory, config(**{"offsets.topic.segment.bytes": 600}), recovery_point=None)
-    assert sorted(directory.glob("*.log")) == segments[:2]
-    last_batch_base = list(walk_batches(bytes(damaged)))[-1].base_offset
-    assert log.next_offset == last_batch_base
-    assert [r.offset for r in all_records(log)] == list(range(last_batch_base))
-    log.close()
+    before = {p.name: p.read_bytes() for p in directory.glob("*.log")}
+    last_batch = list(walk_batches(bytes(damaged)))[-1]
+    with pytest.raises(LogDamagedError) as refused:
+        PartitionLog.open(directory, config(**{"offsets.topic.segment.bytes": 600}), recovery_point=None)
+    assert (refused.value.partition, refused.value.path, refused.value.position) == (2, segments[1], last_batch.position)
+    assert "CRC" in refused.value.reason
+    assert {p.name: p.read_bytes() for p in directory.glob("*.log")} == before
 
 
 def written_partition(tmp_path: Path, cfg: Config, batches: int) -> tuple[Path, int]:
@@ -231,46 +237,44 @@ def flushed_segments(tmp_path: Path) -> tuple[Path, Config, int, list[Path]]:
     return directory, cfg, end, segments
 
 
-def test_segments_below_the_recovery_point_are_trusted(tmp_path: Path) -> None:
-    """Kafka recovers only what may be unflushed: damage in a flushed segment is not
-    "recovered" away (it would drop every later segment); reading reports it instead."""
+def test_damage_below_the_recovery_point_refuses_the_partition(tmp_path: Path) -> None:
+    """Damage in flushed data (below the recovery point) is no torn write: the partition is
+    refused at open, and reading its directory as inspect does refuses it the same way."""
     directory, cfg, end, segments = flushed_segments(tmp_path)
     damaged = bytearray(segments[0].read_bytes())
     damaged[70] ^= 0xFF
     segments[0].write_bytes(bytes(damaged))
-    log = PartitionLog.open(directory, cfg, recovery_point=end)
-    assert sorted(directory.glob("*.log")) == segments and log.next_offset == end
-    with pytest.raises(Exception, match="corrupt batch at byte 0"):
-        all_records(log)
-    log.close()
+    with pytest.raises(LogDamagedError, match="damaged at byte 0"):
+        PartitionLog.open(directory, cfg, recovery_point=end)
+    with pytest.raises(LogDamagedError, match="damaged at byte 0"):
+        list(read_directory(directory, state=RecoveryState(recovery_point=end)))
+    assert sorted(directory.glob("*.log")) == segments
 
 
-def test_a_torn_tail_in_a_flushed_segment_drops_that_batch_alone(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    """A segment below the recovery point cut short since it was flushed: its torn batch goes
-    (as Kafka's reader stops at it), and the flushed segments after it stay. Reading the
-    directory without recovery (inspect) skips the same batch."""
+def test_a_torn_tail_in_a_flushed_segment_refuses_the_partition(tmp_path: Path) -> None:
+    """A segment below the recovery point cut short since it was flushed: its torn batch was
+    flushed and acknowledged, so it is damage, not a torn write; open and a read of the
+    directory both refuse the partition and change nothing."""
     directory, cfg, end, segments = flushed_segments(tmp_path)
     torn = segments[1].read_bytes()[:-5]
     segments[1].write_bytes(torn)
     lost = list(walk_batches(segments[1].read_bytes() + b"\0" * 5))[-1]
-    lost_offsets = set(range(lost.base_offset, lost.last_offset + 1))
-    expected = [o for o in range(end) if o not in lost_offsets]
-    assert [r.offset for chunk in read_directory(directory) for r in chunk] == expected
-    with caplog.at_level(logging.WARNING, logger="groupcoord.storage"):
-        log = PartitionLog.open(directory, cfg, recovery_point=end)
-    assert sorted(directory.glob("*.log")) == segments and log.next_offset == end
-    assert [r.offset for r in all_records(log)] == expected
-    assert "the segments after it were flushed too and are kept" in caplog.text
-    log.close()
+    state = RecoveryState(recovery_point=end)
+    with pytest.raises(LogDamagedError) as refused:
+        list(read_directory(directory, state=state))
+    assert (refused.value.path, refused.value.position) == (segments[1], lost.position)
+    with pytest.raises(LogDamagedError):
+        PartitionLog.open(directory, cfg, recovery_point=end)
+    assert sorted(directory.glob("*.log")) == segments and segments[1].read_bytes() == torn
 
 
-def test_opening_an_intact_partition_writes_nothing_and_a_corrupt_active_tail_is_truncated(
+def test_opening_an_intact_partition_writes_nothing_and_a_corrupt_active_tail_is_classified(
     tmp_path: Path,
 ) -> None:
     """Recovery checks the active segment's batches on every open but writes nothing when they
     are all whole and its index is right, so a full disk does not keep an intact partition
-    from opening; a batch that fails its CRC is still truncated (trusting the segment after a
-    clean shutdown left such a partition offline for good)."""
+    from opening. A last batch that fails its CRC is truncated only when it may be unflushed
+    (past the recovery point, after an unclean shutdown); flushed, it refuses the partition."""
     cfg = config(**{"log.index.interval.bytes": 100})
     directory, end = written_partition(tmp_path, cfg, 10)
     def files() -> dict[str, tuple[int, int, int]]:
@@ -285,7 +289,11 @@ def test_opening_an_intact_partition_writes_nothing_and_a_corrupt_active_tail_is
     damaged = bytearray(segment.read_bytes())
     damaged[-3] ^= 0xFF  # the last batch fails its CRC; its header still frames it
     segment.write_bytes(bytes(damaged))
-    log = PartitionLog.open(directory, cfg, recovery_point=end)
+    with pytest.raises(LogDamagedError):
+        PartitionLog.open(directory, cfg, recovery_point=end)
+    with pytest.raises(LogDamagedError):
+        PartitionLog.open(directory, cfg, state=RecoveryState(clean_shutdown=True))
+    log = PartitionLog.open(directory, cfg, recovery_point=end - 3)
     assert log.next_offset == end - 3
     log.close()
 

@@ -179,6 +179,13 @@ class Config:
         "(24 bytes per key as Kafka counts them).",
         at_least=1024,
     )
+    log_recovery_skip_damaged_batches_enable: bool = setting(
+        False,
+        "Availability over safety for a damaged log: instead of refusing a partition whose "
+        "segments hold damage that is not a torn tail, copy the damaged segments aside, "
+        "rewrite them without the bytes that do not decode and load the rest, logging each "
+        "range skipped (see docs/storage.md).",
+    )
     log_index_interval_bytes: int = setting(
         4096,
         "Bytes of log between two entries of a segment's offset index.",

@@ -139,8 +139,11 @@ def test_a_disk_failure_gives_the_partition_up_until_it_is_reloaded(tmp_path: Pa
 def test_a_partition_that_keeps_failing_to_load_is_retried_with_a_growing_backoff(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    """A load that fails on the disk or the directory (a file where the partition's directory
+    should be) is retried; a damaged log is not (see the damaged-partition tests)."""
     async def main() -> None:
-        partition = await corrupt_log(tmp_path)
+        partition = CoordinatorRuntime(CORRUPT, LogManager(tmp_path, CORRUPT)).coordinator.partition_for(GROUP)
+        (tmp_path / f"__consumer_offsets-{partition}").write_text("not a directory")
         async with on_durable_log(tmp_path, CORRUPT, reload_backoff_s=(0.05, 0.1)) as (manager, runtime):
             with caplog.at_level(logging.WARNING, logger="groupcoord.coordinator.runtime"):
                 await runtime.start([partition])
@@ -154,6 +157,69 @@ def test_a_partition_that_keeps_failing_to_load_is_retried_with_a_growing_backof
                 assert caplog.text.count("loading it again") == attempts
             delays = re.findall(r"loading it again in ([0-9.]+) s", caplog.text)
             assert delays[:3] == ["0.05", "0.1", "0.1"], "doubling, up to the bound"
+
+    run(main)
+
+
+def test_a_damaged_partition_stays_offline_with_its_reason_until_its_files_change(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Refused for damage, a partition is not retried in a loop: one ERROR line naming the
+    repair command, its reason (file, byte, why) on the runtime, the other partitions served;
+    it is loaded again when its files change (here: the damaged byte put back)."""
+    async def main() -> None:
+        partition = await corrupt_log(tmp_path)
+        directory = tmp_path / f"__consumer_offsets-{partition}"
+        first = sorted(directory.glob("*.log"))[0]
+        damaged = first.read_bytes()
+        async with on_durable_log(tmp_path, CORRUPT, reload_backoff_s=(0.05, 0.1), damaged_poll_s=0.05) as (
+            manager, runtime,
+        ):
+            with caplog.at_level(logging.INFO, logger="groupcoord.coordinator.runtime"):
+                await runtime.start(range(4))
+                await wait_until(lambda: runtime.offline_partitions() == {partition}, "the refusal")
+                await runtime.wait_loaded()
+                assert runtime.owned_partitions() == set(range(4)) - {partition}
+                assert runtime.damaged_partitions() == {partition}
+                reason = runtime.offline_reason(partition)
+                assert reason is not None and str(first) in reason and "byte 0" in reason and "CRC" in reason
+                assert runtime.offline_reason((partition + 1) % 4) is None
+                assert runtime.coordinator.handle_fetch_offsets(GROUP, False, [TP])[0] in (
+                    Errors.NOT_COORDINATOR, Errors.COORDINATOR_NOT_AVAILABLE)
+                await asyncio.sleep(0.3)
+                errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+                assert len(errors) == 1 and f"groupcoord repair DATA_DIR --partition {partition}" in errors[0].getMessage()
+                assert "loading it again" not in caplog.text
+                # Put the byte back, as a repair would rewrite the file: loaded again.
+                intact = bytearray(damaged)
+                intact[40] ^= 0xFF
+                first.write_bytes(bytes(intact))
+                await wait_until(lambda: partition in runtime.owned_partitions(), "the reload after the change")
+                assert runtime.offline_partitions() == set() and runtime.offline_reason(partition) is None
+                error, offsets = runtime.coordinator.handle_fetch_offsets(GROUP, False, [TP])
+                assert error == Errors.NONE and offsets[TP].offset == 39
+
+    run(main)
+
+
+def test_a_damaged_partition_is_loaded_again_when_the_admin_call_asks_for_it(tmp_path: Path) -> None:
+    async def main() -> None:
+        partition = await corrupt_log(tmp_path)
+        async with on_durable_log(tmp_path, CORRUPT, damaged_poll_s=60.0) as (manager, runtime):
+            await runtime.start([partition])
+            await wait_until(lambda: runtime.damaged_partitions() == {partition}, "the refusal")
+            opens: list[int] = []
+            open_partition = manager.open_partition
+
+            async def counting(p: int) -> None:
+                opens.append(p)
+                await open_partition(p)
+
+            manager.open_partition = counting  # type: ignore[method-assign]
+            await runtime.set_owned_partitions([partition])
+            await wait_until(lambda: opens == [partition] and not runtime.loading_partitions(), "a new attempt")
+            await runtime.wait_loaded()
+            assert runtime.damaged_partitions() == {partition}
 
     run(main)
 

@@ -8,6 +8,14 @@ result is printed: every group with its state, protocol, generation, leader and 
 ``--json`` prints one JSON document instead of tables; a progress bar goes to stderr while a
 long load runs.
 
+Damage in a partition's log is classified by the policy the server loads by
+(:mod:`groupcoord.storage.damage`, with the data directory's recovery points, clean-shutdown
+marker and ``log.recovery.skip.damaged.batches.enable``): a partition the server would refuse
+is left out and named on stderr (file, byte, reason, the repair command), as
+``"damaged_partitions"`` in ``--json``, and the exit status is 3. Exit status: 0 loaded
+everything, 1 an error (nothing printed), 2 bad arguments, 3 printed without the damaged
+partitions.
+
 The classic coordinator skips the new coordinator's records, so groups of Kafka 4's consumer
 protocol (KIP-848, record types 3 to 8) are shown from them apart: :class:`ConsumerGroups`
 keeps each key's latest record and derives what Kafka's loader would (group and assignment
@@ -34,11 +42,13 @@ from groupcoord.coordinator import GroupCoordinator, SystemTime
 from groupcoord.coordinator.group import ClassicGroup
 from groupcoord.format import codec
 from groupcoord.format.records import RecordType
+from groupcoord.log import LogDamagedError
 from groupcoord.log.memory import InMemoryLog
 from groupcoord.protocol import ProtocolError
 from groupcoord.protocol.primitives import read_string, read_unsigned_varint, read_uuid
 from groupcoord.server.topics import METADATA_FILE, OFFSETS_TOPIC, TopicRegistry
 from groupcoord.storage import read_directory
+from groupcoord.storage.checkpoint import recovery_state
 from groupcoord.storage.partition import effective_segments, partition_of_directory, partitions_under
 
 PROGRESS_AFTER_S = 1.0
@@ -258,10 +268,13 @@ def load(
     config: Config,
     progress_stream: TextIO | None = None,
     consumer_groups: ConsumerGroups | None = None,
+    damaged: dict[int, LogDamagedError] | None = None,
 ) -> GroupCoordinator:
     """A coordinator holding what ``data_dir``'s partitions replay to: those of a log
     directory, or the one partition of a ``__consumer_offsets-N`` directory; every record
-    also goes to ``consumer_groups`` when given.
+    also goes to ``consumer_groups`` when given. A partition the corruption policy refuses
+    raises :class:`~groupcoord.log.LogDamagedError`, or with ``damaged`` is recorded there
+    and left out.
 
     Groups hash to partitions by ``config``'s ``offsets.topic.num.partitions``, or by the count
     a ``metadata.json`` of ours beside the partitions keeps."""
@@ -279,6 +292,7 @@ def load(
             f"{data_dir} has partition {max(too_high)} but offsets.topic.num.partitions is "
             f"{config.offsets_topic_num_partitions}; set it to the cluster's"
         )
+    root = data_dir if partition_of_directory(data_dir) < 0 else data_dir.parent
     coordinator = GroupCoordinator(config, InMemoryLog(), SystemTime())
     coordinator.startup(enable_metadata_expiration=False)
     sizes = {
@@ -294,13 +308,23 @@ def load(
         known = {group.group_id for group in manager.current_groups()}
         manager.begin_loading(partition)
         chunks = read_directory(directories[partition], buffer_size=config.offsets_load_buffer_size,
-                                partition=partition)
+                                partition=partition, state=recovery_state(root, partition),
+                                skip_damaged=config.log_recovery_skip_damaged_batches_enable)
         label = directories[partition].name
-        for chunk in _with_progress(chunks, progress, done, sizes[partition], label):
-            for record in chunk:
-                manager.replay_log_record(record)
-                if consumer_groups is not None:
-                    consumer_groups.replay(record)
+        try:
+            # The policy refuses a partition before its first record, so none is replayed.
+            for chunk in _with_progress(chunks, progress, done, sizes[partition], label):
+                for record in chunk:
+                    manager.replay_log_record(record)
+                    if consumer_groups is not None:
+                        consumer_groups.replay(record)
+        except LogDamagedError as error:
+            if damaged is None:
+                raise
+            damaged[partition] = error
+            coordinator.unload_partition(partition)
+            done += sum(sizes[partition])
+            continue
         manager.complete_loading(partition)
         done += sum(sizes[partition])
         misplaced += [(group.group_id, label) for group in manager.current_groups()
@@ -447,20 +471,31 @@ def main(data_dir: str, config: Config, *, as_json: bool, out: TextIO = sys.stdo
         sys.stderr.write(f"groupcoord inspect: {data_dir} is not a directory\n")
         return 2
     consumer_groups = ConsumerGroups()
+    damaged: dict[int, LogDamagedError] = {}
     try:
-        coordinator = load(path, config, consumer_groups=consumer_groups)
+        coordinator = load(path, config, consumer_groups=consumer_groups, damaged=damaged)
     except (ValueError, codec.CorruptRecordError) as e:
         sys.stderr.write(f"groupcoord inspect: {e}\n")
         return 1
     root = path if partition_of_directory(path) < 0 else path.parent
+    for partition, error in sorted(damaged.items()):
+        sys.stderr.write(
+            f"groupcoord inspect: __consumer_offsets-{partition} is damaged and left out, as the "
+            f"server refuses it: {error}; see groupcoord repair {root} --partition {partition}\n"
+        )
     data = snapshot(coordinator, consumer_groups, cluster_topic_names(root))
+    if damaged:
+        data["damaged_partitions"] = [
+            {"partition": p, "file": str(e.path), "position": e.position, "reason": e.reason}
+            for p, e in sorted(damaged.items())
+        ]
     if as_json:
         json.dump(data, out, indent=2)
         out.write("\n")
     else:
         print_tables(data, out)
     out.flush()
-    return 0
+    return 3 if damaged else 0
 
 
 __all__ = ["ConsumerGroups", "cluster_topic_names", "load", "main", "snapshot"]

@@ -16,7 +16,12 @@
   the log reports the partition failed (a write or fsync failed), or its load failed, it is
   unloaded and closed in the log (FindCoordinator answers COORDINATOR_NOT_AVAILABLE for its
   groups meanwhile), then reloaded after a backoff that doubles up to a bound, for as long
-  as the partition is wanted here; every failure and retry is logged.
+  as the partition is wanted here; every failure and retry is logged;
+* does not retry a partition whose log is damaged (:class:`~groupcoord.log.LogDamagedError`,
+  the corruption policy refused it): retrying reads the same bytes. It stays offline, with
+  its reason (:meth:`CoordinatorRuntime.offline_reason`), until its files change (checked
+  every ``damaged_poll_s``: ``groupcoord repair`` rewrote them) or the admin call asks for it
+  again.
 """
 
 from __future__ import annotations
@@ -32,7 +37,14 @@ from groupcoord.config import Config
 from groupcoord.coordinator.clock import SystemTime, Time
 from groupcoord.coordinator.group_coordinator import GroupCoordinator
 from groupcoord.format import codec
-from groupcoord.log import Append, AppendCallback, AppendError, PartitionReader, PartitionWriter
+from groupcoord.log import (
+    Append,
+    AppendCallback,
+    AppendError,
+    LogDamagedError,
+    PartitionReader,
+    PartitionWriter,
+)
 
 log = logging.getLogger(__name__)
 
@@ -61,12 +73,15 @@ class CoordinatorRuntime:
         time: Time | None = None,
         purgatory: purgatories.PurgatoryImplementation = purgatories.DEFAULT,
         reload_backoff_s: tuple[float, float] = (1.0, 60.0),
+        damaged_poll_s: float = 5.0,
     ) -> None:
         """``reload_backoff_s``: the first and the longest wait before reloading a partition
-        this node gave up (the wait doubles at each failed attempt)."""
+        this node gave up (the wait doubles at each failed attempt). ``damaged_poll_s``: how
+        often the files of a partition refused for damage are checked for a change."""
         self.config = config
         self.log = log_store
         self.reload_backoff_s = reload_backoff_s
+        self.damaged_poll_s = damaged_poll_s
         self.time = time or SystemTime()
         self.coordinator = GroupCoordinator(
             config, _RearmingWriter(log_store, self), self.time, purgatory=purgatory
@@ -79,9 +94,13 @@ class CoordinatorRuntime:
         """Per partition reloaded after failing: when it loaded, and after how many failures in
         a row; a failure soon after continues that count, so the backoff keeps growing."""
         self._reloads: dict[int, asyncio.Task[None]] = {}
-        """Partitions given up after a failure, waiting to be loaded again."""
+        """Partitions given up after a failure, waiting to be loaded again (or, damaged, for
+        their files to change)."""
         self._offline_reasons: dict[int, str] = {}
-        """Per partition given up: what failed, the last time it did."""
+        """Per partition given up: what failed, the last time it did (for a damaged log: the
+        file, the byte position and the reason)."""
+        self._damaged: set[int] = set()
+        """Partitions of :attr:`_reloads` refused for damage in their log."""
         self._wanted: set[int] = set()
         self._stopping = False
         self._ownership = asyncio.Lock()
@@ -120,16 +139,22 @@ class CoordinatorRuntime:
         return set(self.coordinator.manager.loading_partitions)
 
     def offline_partitions(self) -> set[int]:
-        """Partitions given up after a failure, to be reloaded after a backoff."""
+        """Partitions given up after a failure, to be reloaded after a backoff, or refused
+        for damage in their log."""
         return set(self._reloads)
 
     def offline_reason(self, partition: int) -> str | None:
-        """Why ``partition`` is offline (its last failure), or None when it is not."""
+        """Why ``partition`` is offline (its last failure; for a damaged log, the file, the
+        byte position and the reason), or None when it is not."""
         return self._offline_reasons.get(partition) if partition in self._reloads else None
 
     def wanted_partitions(self) -> set[int]:
         """The partitions this node is to own, whether served yet or not."""
         return set(self._wanted)
+
+    def damaged_partitions(self) -> set[int]:
+        """The offline partitions refused for damage in their log (``groupcoord repair``)."""
+        return set(self._damaged)
 
     def _serving(self) -> set[int]:
         """Owned, loading, about to load, or waiting to reload."""
@@ -154,6 +179,10 @@ class CoordinatorRuntime:
         async with self._ownership:
             self._wanted = wanted
             for partition in sorted(self._serving() - wanted):
+                await self._unload(partition)
+            for partition in sorted(self._damaged & wanted):
+                # Asked for again: the operator may have repaired it in a way the file check
+                # misses.
                 await self._unload(partition)
             for partition in sorted(wanted - self._serving()):
                 self._start_load(partition)
@@ -191,6 +220,13 @@ class CoordinatorRuntime:
                      partition, records, _time.monotonic() - started)
         except asyncio.CancelledError:
             raise
+        except LogDamagedError as error:
+            log.error("__consumer_offsets-%d is damaged and stays offline: %s. Repair it with "
+                      "'groupcoord repair DATA_DIR --partition %d' (it is loaded again when its "
+                      "files change or when the admin call asks for it)", partition, error, partition)
+            coordinator.unload_partition(partition)
+            await asyncio.shield(self.log.close_partition(partition))
+            self._offline_until_changed(partition, error)
         except Exception as error:
             if isinstance(error, OSError):  # the disk or the directory: what it says is enough
                 log.error("Loading __consumer_offsets-%d failed; not serving it: %s", partition, error)
@@ -206,6 +242,7 @@ class CoordinatorRuntime:
             self.after_request()
 
     async def _unload(self, partition: int) -> None:
+        self._damaged.discard(partition)
         for tasks in (self._reloads, self._loads):
             task = tasks.pop(partition, None)
             if task is not None:
@@ -254,6 +291,25 @@ class CoordinatorRuntime:
             del self._reloads[partition]
             if partition in self._wanted and partition not in self._serving():
                 self._start_load(partition, attempt)
+
+    def _offline_until_changed(self, partition: int, error: LogDamagedError) -> None:
+        if self._stopping or partition not in self._wanted:
+            return
+        self._damaged.add(partition)
+        self._offline_reasons[partition] = f"{error.path}: damaged at byte {error.position}: {error.reason}"
+        self._reloads[partition] = asyncio.ensure_future(self._reload_when_changed(partition, error))
+
+    async def _reload_when_changed(self, partition: int, error: LogDamagedError) -> None:
+        while not await asyncio.to_thread(error.files_changed):
+            await asyncio.sleep(self.damaged_poll_s)
+        log.info("the files of the damaged __consumer_offsets-%d changed; loading it again", partition)
+        async with self._ownership:
+            if self._reloads.get(partition) is not asyncio.current_task():
+                return
+            del self._reloads[partition]
+            self._damaged.discard(partition)
+            if partition in self._wanted and partition not in self._serving():
+                self._start_load(partition)
 
     # --- time -------------------------------------------------------------------------------
 

@@ -10,8 +10,10 @@ benchmarks, appends complete when told to) and the durable segment log
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, Protocol
 
 from groupcoord.errors import Errors
@@ -23,6 +25,7 @@ __all__ = [
     "Append",
     "AppendCallback",
     "AppendError",
+    "LogDamagedError",
     "NO_SEQUENCE",
     "PartitionReader",
     "PartitionWriter",
@@ -47,6 +50,43 @@ class AppendError(Exception):
     def __init__(self, error: Errors, message: str = "") -> None:
         super().__init__(message or error.name)
         self.error = error
+
+
+class LogDamagedError(ValueError):
+    """A partition whose log holds damage that the corruption policy neither truncates nor
+    skips: it is not loaded until its files change (``groupcoord repair``) or an operator asks
+    for it again. ``path`` is the damaged file, ``position`` the byte where the damage starts.
+    A ``ValueError``, bad input, as the codec's ``CorruptRecordError`` is."""
+
+    def __init__(self, partition: int, path: Path, position: int, reason: str) -> None:
+        super().__init__(f"{path}: damaged at byte {position}: {reason}")
+        self.partition = partition
+        self.path = path
+        self.position = position
+        self.reason = reason
+        self.fingerprint = files_fingerprint(path.parent)
+
+    def files_changed(self) -> bool:
+        """Whether the partition's files (names, sizes, modification times) differ from when
+        the damage was found: worth loading again."""
+        return files_fingerprint(self.path.parent) != self.fingerprint
+
+
+def files_fingerprint(directory: Path) -> frozenset[tuple[str, int, int]]:
+    """The names, sizes and modification times of the files in ``directory`` (empty when it
+    cannot be read): a cheap check that something rewrote them."""
+    try:
+        with os.scandir(directory) as entries:
+            found = set()
+            for entry in entries:
+                try:
+                    status = entry.stat()
+                except OSError:
+                    continue
+                found.add((entry.name, status.st_size, status.st_mtime_ns))
+            return frozenset(found)
+    except OSError:
+        return frozenset()
 
 
 @dataclass(frozen=True)

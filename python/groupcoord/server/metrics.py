@@ -127,6 +127,10 @@ class Metrics:
                    f"{len(coordinator.manager.loading_partitions)}")
         out.append(f'groupcoord_partitions{{status="offline"}} '
                    f"{len(broker.runtime.offline_partitions())}")
+        family("partitions_damaged", "gauge",
+               "Offline __consumer_offsets partitions refused for damage in their log "
+               "(see the ERROR log line; groupcoord repair).")
+        out.append(f"groupcoord_partitions_damaged {len(broker.runtime.damaged_partitions())}")
         family("connections", "gauge", "Client connections open.")
         out.append(f"groupcoord_connections {self.connections_open}")
         family("connections_opened_total", "counter", "Client connections accepted.")

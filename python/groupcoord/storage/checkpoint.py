@@ -20,10 +20,11 @@ import os
 import threading
 from pathlib import Path
 
+from groupcoord.storage.damage import CLEAN_SHUTDOWN_FILE, RecoveryState
 from groupcoord.storage.partition import TOPIC
 from groupcoord.storage.segment import fsync_directory
 
-__all__ = ["OffsetCheckpoint", "RECOVERY_POINT_FILE", "CLEANER_OFFSET_FILE"]
+__all__ = ["OffsetCheckpoint", "RECOVERY_POINT_FILE", "CLEANER_OFFSET_FILE", "recovery_state"]
 
 logger = logging.getLogger("groupcoord.storage")
 
@@ -88,3 +89,14 @@ class OffsetCheckpoint:
             os.close(fd)
         os.replace(tmp, self.path)
         fsync_directory(self.path.parent)
+
+
+def recovery_state(data_dir: Path, partition: int) -> RecoveryState:
+    """What ``data_dir``'s checkpoint files and clean-shutdown marker say of ``partition``:
+    how a reader that does not open it for writing (``inspect``) applies the corruption
+    policy as the server would."""
+    return RecoveryState(
+        recovery_point=OffsetCheckpoint(data_dir / RECOVERY_POINT_FILE).get(partition),
+        clean_shutdown=(data_dir / CLEAN_SHUTDOWN_FILE).exists(),
+        cleaned_to=OffsetCheckpoint(data_dir / CLEANER_OFFSET_FILE).get(partition),
+    )

@@ -62,6 +62,7 @@ import logging
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,6 +70,7 @@ from pathlib import Path
 from groupcoord.config import Config
 from groupcoord.format import codec
 from groupcoord.format.batch_header import ATTRIBUTES_POSITION, DELETE_HORIZON_BIT
+from groupcoord.log import LogDamagedError
 from groupcoord.format.replay_rules import is_pending, is_pending_record, logical_key_bytes
 from groupcoord.storage.checkpoint import OffsetCheckpoint
 from groupcoord.storage.index import OffsetIndex
@@ -163,6 +165,9 @@ class LogCleaner:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
+        self._uncleanable: weakref.WeakSet[PartitionLog] = weakref.WeakSet()
+        """Logs found damaged while cleaning (Kafka's uncleanable partitions): not cleaned
+        again; opening the partition again applies the corruption policy to them."""
         self.passes = 0
         self.records_removed = 0
         self.bytes_reclaimed = 0
@@ -221,7 +226,7 @@ class LogCleaner:
         now = self.clock_ms()
         best: tuple[float, PartitionLog] | None = None
         for log in self._logs():
-            if not log.writable or log.failed is not None or len(log.segments) < 2:
+            if not log.writable or log.failed is not None or len(log.segments) < 2 or log in self._uncleanable:
                 continue
             ratio = self.cleanable_ratio(log)
             horizon = log.earliest_delete_horizon_ms
@@ -245,6 +250,14 @@ class LogCleaner:
                 result = self._clean(log, now)
             except _Aborted:
                 logger.info("cleaning of %s aborted", log.directory)
+                return None
+            except LogDamagedError as error:
+                # Damaged since it was opened: the policy ran at open, so cleaning it again
+                # would fail on the same bytes every pass.
+                logger.error("not cleaning %s any more: %s. Repair it with 'groupcoord repair "
+                             "DATA_DIR --partition %d' once the server is stopped",
+                             log.directory.name, error, log.partition)
+                self._uncleanable.add(log)
                 return None
             if result is not None:
                 self.passes += 1
@@ -560,7 +573,7 @@ class LogCleaner:
         os.replace(cleaned_index, directory / segment_name(base, INDEX_SUFFIX))
         os.replace(swap, directory / segment_name(base, LOG_SUFFIX))
         fsync_directory(directory)
-        new = LogSegment.load(directory, base, self.config.log_index_interval_bytes, recover=False)[0]
+        new = LogSegment.load(directory, base, self.config.log_index_interval_bytes)
         new.index.close()
         log.replace_segments(group, new)
         for segment in group:

@@ -34,7 +34,9 @@ from groupcoord.format import codec
 from groupcoord.log import Append, AppendCallback
 from groupcoord.storage.checkpoint import CLEANER_OFFSET_FILE, RECOVERY_POINT_FILE, OffsetCheckpoint
 from groupcoord.storage.cleaner import LogCleaner
+from groupcoord.storage.damage import CLEAN_SHUTDOWN_FILE, RecoveryState
 from groupcoord.storage.partition import PartitionLog, partition_directory_name, read_directory
+from groupcoord.storage.segment import fsync_directory
 from groupcoord.storage.writer import GroupCommitWriter
 
 __all__ = ["LogManager"]
@@ -79,6 +81,11 @@ class LogManager:
         is not made again empty."""
         self.recovery_points = OffsetCheckpoint(self.data_dir / RECOVERY_POINT_FILE)
         self.cleaner_offsets = OffsetCheckpoint(self.data_dir / CLEANER_OFFSET_FILE)
+        self.clean_shutdown = (self.data_dir / CLEAN_SHUTDOWN_FILE).exists()
+        """Whether the last shutdown closed every partition cleanly (Kafka's marker file):
+        then every byte of the log was flushed, and damage anywhere in it is no torn write."""
+        self._failed_since_start: set[int] = set()
+        """Partitions whose log failed in this process: no longer known flushed."""
 
     def partition_dir(self, partition: int) -> Path:
         return self.data_dir / partition_directory_name(partition)
@@ -89,6 +96,12 @@ class LogManager:
         """Start the writer thread (and the cleaner, with log.cleaner.enable) on this loop."""
         if self._writer is not None:
             raise RuntimeError("log manager already started")
+        # From now on a crash leaves partitions unflushed: the marker is written again only
+        # by a clean close.
+        marker = self.data_dir / CLEAN_SHUTDOWN_FILE
+        if marker.exists():
+            marker.unlink()
+            fsync_directory(self.data_dir)
         self._writer = GroupCommitWriter(
             asyncio.get_running_loop(), self.config, clock_ms=self._monotonic_ms,
             on_offline=self._partition_failed,
@@ -115,6 +128,9 @@ class LogManager:
             await asyncio.to_thread(self._writer.stop)
             self._writer.cancel_timeouts()
             self._writer = None
+            if not self.failed_closes and not self._failed_since_start:
+                (self.data_dir / CLEAN_SHUTDOWN_FILE).touch()
+                fsync_directory(self.data_dir)
 
     # --- partitions --------------------------------------------------------------------------
 
@@ -133,6 +149,7 @@ class LogManager:
     def _partition_failed(self, log: PartitionLog) -> None:
         if self._logs.get(log.partition) is not log:
             return
+        self._failed_since_start.add(log.partition)
         if log.fsync_failed:
             logger.critical(
                 "an fsync of %s failed: after a failed fsync the kernel may drop written pages "
@@ -230,8 +247,7 @@ class LogManager:
         if known is not None and not (directory.is_dir() and _identity(directory) == known):
             raise FileNotFoundError(f"{directory} is gone or was replaced since it was opened")
         log = PartitionLog.open(
-            directory, self.config,
-            recovery_point=self.recovery_points.get(partition),
+            directory, self.config, state=self.recovery_state(partition),
             on_roll=self._checkpoint_recovery_point,
         )
         self._partition_dir_identities[partition] = _identity(directory)
@@ -248,6 +264,14 @@ class LogManager:
             )
             self.cleaner_offsets.update(partition, None)
         return log
+
+    def recovery_state(self, partition: int) -> RecoveryState:
+        """What the corruption policy classifies ``partition``'s damage by."""
+        return RecoveryState(
+            recovery_point=self.recovery_points.get(partition),
+            clean_shutdown=self.clean_shutdown and partition not in self._failed_since_start,
+            cleaned_to=self.cleaner_offsets.get(partition),
+        )
 
     def _checkpoint_recovery_point(self, log: PartitionLog) -> None:
         self.recovery_points.update(log.partition, log.recovery_point)
@@ -309,7 +333,8 @@ class LogManager:
             return log.read()
         return read_directory(
             self.partition_dir(partition), buffer_size=self.config.offsets_load_buffer_size,
-            partition=partition,
+            partition=partition, state=self.recovery_state(partition),
+            skip_damaged=self.config.log_recovery_skip_damaged_batches_enable,
         )
 
 

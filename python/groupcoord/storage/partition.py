@@ -24,6 +24,9 @@ from pathlib import Path
 
 from groupcoord.config import INT32_MAX, Config
 from groupcoord.format import codec
+from groupcoord.log import LogDamagedError
+from groupcoord.storage.damage import PartitionDamage, RecoveryState, examine, log_skipped
+from groupcoord.storage.repair import backup_directory, rewrite_partition
 from groupcoord.storage.segment import (
     CLEANED_SUFFIX,
     DELETED_SUFFIX,
@@ -43,11 +46,13 @@ __all__ = [
     "Chunk",
     "LogCorruptError",
     "PartitionLog",
+    "complete_swaps",
     "effective_segments",
     "partition_directories",
     "partition_directory_name",
     "partition_of_directory",
     "read_chunks",
+    "examine_directory",
     "read_directory",
 ]
 
@@ -57,15 +62,13 @@ MAX_RELATIVE_OFFSET = 2**31 - 1
 TOPIC = "__consumer_offsets"
 
 
-class LogCorruptError(ValueError):
-    """A batch that fails its CRC or framing inside the log, not at its tail (bad input: a
-    ``ValueError``, as the codec's ``CorruptRecordError`` is)."""
+class LogCorruptError(LogDamagedError):
+    """A batch that fails its CRC or framing, found reading a log opened before it was
+    damaged (the corruption policy refuses it as damage found at open)."""
 
     def __init__(self, path: Path, position: int, reason: str) -> None:
-        super().__init__(f"{path}: corrupt batch at byte {position}: {reason}")
-        self.path = path
-        self.position = position
-        self.reason = reason
+        super().__init__(partition_of_directory(path.parent), path, position, reason)
+        self.args = (f"{path}: corrupt batch at byte {position}: {reason}",)
 
 
 def partition_directory_name(partition: int) -> str:
@@ -141,7 +144,7 @@ def _replaced_by_swaps(files: _SegmentFiles) -> dict[int, list[int]]:
     return replaced
 
 
-def _complete_swaps(directory: Path) -> None:
+def complete_swaps(directory: Path) -> None:
     """Finish or roll back what a crash interrupted, as Kafka's log loader does."""
     files = _scan(directory)
     for path in files.transient:
@@ -240,42 +243,52 @@ class PartitionLog:
         config: Config,
         *,
         recovery_point: int | None = None,
+        state: RecoveryState | None = None,
         on_roll: Callable[[PartitionLog], None] | None = None,
     ) -> PartitionLog:
-        """Open (creating if needed) the partition in ``directory`` and recover it.
-
-        Segments that may hold unflushed data (those ending after ``recovery_point``; all of
-        them without one) are checked batch by batch: a torn or corrupt tail is logged and
-        truncated at the last valid batch, and any later segment is dropped, as Kafka's
-        ``LogLoader`` drops the unflushed segments after one it truncated. A flushed segment
-        found not to end on a whole batch (damaged since) is recovered too, but the segments
-        after it were flushed and stay. Missing or inconsistent indexes are rebuilt.
+        """Open (creating if needed) the partition in ``directory`` and recover it, by the
+        corruption policy of :mod:`~groupcoord.storage.damage`: every segment is checked
+        batch by batch; a torn tail is truncated with a warning; other damage raises
+        :class:`~groupcoord.log.LogDamagedError` or, with
+        ``log.recovery.skip.damaged.batches.enable``, is rewritten away as ``groupcoord
+        repair`` does (originals copied to ``DATA_DIR/repair-backup-*``). Missing or
+        inconsistent indexes are rebuilt. ``state``: the recovery point, whether the last
+        shutdown was clean, the cleaner checkpoint (unknown by default: as after a crash,
+        with ``recovery_point`` alone).
         """
         directory.mkdir(parents=True, exist_ok=True)
-        _complete_swaps(directory)
-        bases = sorted(_scan(directory).logs)
+        complete_swaps(directory)
+        state = state or RecoveryState(recovery_point=recovery_point)
+        damage = examine_directory(directory, state)
+        if damage.refused:
+            if not config.log_recovery_skip_damaged_batches_enable:
+                raise damage.error()
+            log_skipped(damage)
+            backup = backup_directory(directory.parent)
+            rewrite_partition(damage, backup)
+            logger.error("%s: rewritten without its damaged bytes; the original segments are in %s",
+                         directory.name, backup / directory.name)
+            damage = examine_directory(directory, state)
+            if damage.refused:
+                raise damage.error()
+        torn = damage.torn_tail
+        if torn is not None:
+            logger.warning(
+                "torn tail in %s: %d bytes after position %d do not form a valid batch (%s); "
+                "truncating to the last valid batch", torn.path, torn.end - torn.start, torn.start,
+                torn.reason,
+            )
+            fd = os.open(torn.path, os.O_RDWR)
+            try:
+                os.ftruncate(fd, torn.start)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
         interval = config.log_index_interval_bytes
         segments: list[LogSegment] = []
         try:
-            for i, base in enumerate(bases):
-                end = bases[i + 1] if i + 1 < len(bases) else None
-                recover = recovery_point is None or end is None or end > recovery_point
-                segment, truncated = LogSegment.load(directory, base, interval, recover=recover)
-                segments.append(segment)
-                if truncated and end is not None and not recover:
-                    logger.warning(
-                        "%s lies below the recovery point and was damaged since it was flushed: "
-                        "the segments after it were flushed too and are kept", segment.path,
-                    )
-                elif truncated and end is not None:
-                    for later in bases[i + 1 :]:
-                        logger.warning(
-                            "dropping segment %s after the corrupt segment %s",
-                            directory / f"{later:020d}{LOG_SUFFIX}", segment.path,
-                        )
-                        remove_segment_files(directory, later)
-                    fsync_directory(directory)
-                    break
+            for scan in damage.scans:
+                segments.append(LogSegment.load(directory, scan.base_offset, interval))
             if not segments:
                 segments.append(LogSegment.create(directory, 0, interval))
                 fsync_directory(directory)
@@ -460,26 +473,43 @@ def read_chunks(
         position += valid
 
 
+def examine_directory(directory: Path, state: RecoveryState) -> PartitionDamage:
+    """The damage of a partition directory's segments, as recovery would arrange them."""
+    return examine(directory, partition_of_directory(directory), effective_segments(directory), state)
+
+
 def read_directory(
-    directory: Path, *, buffer_size: int = 5_242_880, partition: int | None = None
+    directory: Path,
+    *,
+    buffer_size: int = 5_242_880,
+    partition: int | None = None,
+    state: RecoveryState | None = None,
+    skip_damaged: bool = False,
 ) -> Iterator[list[codec.OffsetsRecord]]:
-    """The records of a partition directory, read without changing it (no recovery): the
-    segments a crash left mid-cleaning are read as recovery would arrange them, and a torn
-    tail of the last segment ends the read with a warning. Yields nothing for a missing
-    directory."""
+    """The records of a partition directory, read without changing it (no recovery), under
+    the corruption policy the server loads it by (``state``, ``skip_damaged``: see
+    :meth:`PartitionLog.open`): the segments a crash left mid-cleaning are read as recovery
+    would arrange them, a torn tail ends the read with a warning, other damage raises
+    :class:`~groupcoord.log.LogDamagedError` (or is skipped, each range logged). Yields
+    nothing for a missing directory."""
     if not directory.is_dir():
         return
     number = partition_of_directory(directory) if partition is None else partition
-    segments = effective_segments(directory)
-    for i, (_, path) in enumerate(segments):
-        fd = os.open(path, os.O_RDONLY)
+    damage = examine(directory, number, effective_segments(directory), state or RecoveryState())
+    if damage.refused:
+        if not skip_damaged:
+            raise damage.error()
+        log_skipped(damage)
+    torn = damage.torn_tail
+    if torn is not None:
+        logger.warning("%s: %d bytes at position %d are not a valid batch (%s); reading stops there",
+                       torn.path, torn.end - torn.start, torn.start, torn.reason)
+    for scan, run in damage.valid_batches():
+        fd = os.open(scan.path, os.O_RDONLY)
         try:
-            length = os.fstat(fd).st_size
-            last = i == len(segments) - 1
-            for chunk in read_chunks(path, fd, length, buffer_size, 0, tail_may_be_torn=last):
+            for chunk in read_chunks(scan.path, fd, run.end, buffer_size, run.start, tail_may_be_torn=False):
                 records = codec.decode_records(chunk.data, partition=number, position=chunk.position)
                 if records:
                     yield records
         finally:
             os.close(fd)
-

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from groupcoord.format import codec
 from groupcoord.format.batch_header import (
     CONTROL_BIT,
     DELETE_HORIZON_BIT,
@@ -225,17 +224,10 @@ class LogSegment:
         return cls(directory, base_offset, fd, 0, base_offset, index, index_interval_bytes)
 
     @classmethod
-    def load(
-        cls, directory: Path, base_offset: int, index_interval_bytes: int, *, recover: bool
-    ) -> tuple[LogSegment, int]:
-        """Open an existing segment; returns it and how many bytes recovery truncated.
-
-        With ``recover`` (the segment may hold unflushed data) every batch is checked by its
-        CRC, a torn or corrupt tail is truncated at the last valid batch and the index is
-        rebuilt. Without it the index is checked against the log (rebuilt if it does not
-        match) and only the bytes after its last entry are read; a segment that turns out not
-        to end on a whole batch is recovered after all.
-        """
+    def load(cls, directory: Path, base_offset: int, index_interval_bytes: int) -> LogSegment:
+        """Open an existing segment whose batches the corruption policy has checked
+        (:mod:`~groupcoord.storage.damage`): its index is checked against the log and rebuilt
+        if it does not match, and only the bytes after its last entry are read."""
         path = directory / segment_name(base_offset)
         fd = os.open(path, os.O_RDWR)
         try:
@@ -245,9 +237,9 @@ class LogSegment:
                 directory, base_offset, fd, size, base_offset, OffsetIndex(index_path, base_offset),
                 index_interval_bytes,
             )
-            if not recover and segment._load_trusted():
-                return segment, 0
-            return segment, segment.recover()
+            if not segment._load_trusted():
+                segment.rebuild_index()
+            return segment
         except BaseException:
             os.close(fd)
             raise
@@ -269,7 +261,7 @@ class LogSegment:
             end = batch.position + batch.size
             self.next_offset = batch.last_offset + 1
         if end != self.size:
-            logger.warning("segment %s does not end on a whole batch; recovering it", self.path)
+            logger.warning("the index of %s does not match the log; rebuilding it", self.path)
             return False
         return True
 
@@ -285,65 +277,39 @@ class LogSegment:
             previous = (offset, position)
         return True
 
-    def recover(self) -> int:
-        """Check every batch by its CRC, truncate a torn or corrupt tail at the last valid
-        batch and rebuild the index; returns how many bytes were truncated. The file is read
-        :data:`RECOVERY_READ_BYTES` at a time (more for one larger batch), so that a huge or
-        sparse tail costs no more memory than that."""
+    def rebuild_index(self) -> None:
+        """Rebuild the index from the batch headers (checked before, by the corruption
+        policy), reading :data:`RECOVERY_READ_BYTES` at a time (more for one larger batch).
+        The file is rewritten only when it changed: an intact segment opens without a write,
+        which a full disk would refuse."""
         self.index.close()
         self.index.clear()
+        self.index = OffsetIndex(self.index_path, self.base_offset)
         self.next_offset = self.base_offset
         since_entry = 0
-        valid = 0
-        for batch in self._valid_batches():
-            if since_entry > self.index_interval_bytes:
-                self.index.offsets.append(batch.last_offset)
-                self.index.positions.append(batch.position)
-                since_entry = 0
-            since_entry += batch.size
-            self.next_offset = batch.last_offset + 1
-            valid = batch.position + batch.size
-        truncated = self.size - valid
-        if truncated:
-            logger.warning(
-                "torn or corrupt tail in %s: %d bytes after position %d do not form a valid "
-                "batch (CRC or framing); truncating to the last valid batch",
-                self.path, truncated, valid,
-            )
-            os.ftruncate(self.fd, valid)
-            os.fsync(self.fd)
-            self.size = valid
+        position = 0
+        while position < self.size:
+            data = os.pread(self.fd, min(RECOVERY_READ_BYTES, self.size - position), position)
+            starts, _ = batch_boundaries(data)
+            if not starts:
+                announced = batch_size_at(data, 0)
+                if announced is None or announced <= len(data) or announced > self.size - position:
+                    raise ValueError(f"{self.path}: no whole batch at byte {position}")
+                data = os.pread(self.fd, announced, position)
+            for batch in walk_batches(data, base_position=position):
+                if since_entry > self.index_interval_bytes:
+                    self.index.offsets.append(batch.last_offset)
+                    self.index.positions.append(batch.position)
+                    since_entry = 0
+                since_entry += batch.size
+                self.next_offset = batch.last_offset + 1
+                position = batch.position + batch.size
         self._bytes_since_index_entry = since_entry
         on_disk = OffsetIndex.read(self.index_path, self.base_offset)
         if not self.index_path.exists() or (on_disk.offsets, on_disk.positions) != (
             self.index.offsets, self.index.positions
         ):
-            # Rewritten only when it changed: an intact segment opens without a write, which
-            # a full disk would refuse.
             self.index.write()
-        return truncated
-
-    def _valid_batches(self) -> Iterator[BatchInfo]:
-        """The segment's batches from its start while they pass their CRC and their offsets
-        (not covered by the CRC) increase from the base offset within Kafka's 2^31 relative
-        range."""
-        previous_last = self.base_offset - 1
-        position = 0
-        while position < self.size:
-            data = os.pread(self.fd, min(RECOVERY_READ_BYTES, self.size - position), position)
-            valid = codec.valid_prefix_length(data)
-            announced = batch_size_at(data, 0)
-            if valid == 0 and announced is not None and len(data) < announced <= self.size - position:
-                data = os.pread(self.fd, announced, position)
-                valid = codec.valid_prefix_length(data)
-            if valid == 0:
-                return
-            for batch in walk_batches(data, end=valid, base_position=position):
-                if not previous_last < batch.base_offset <= batch.last_offset <= self.base_offset + 2**31 - 1:
-                    return
-                previous_last = batch.last_offset
-                yield batch
-            position += valid
 
     # --- appending ---------------------------------------------------------------------------
 
