@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import mmap
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -105,7 +105,10 @@ def scan(split: Split, mode: Mode = "PERMISSIVE", chunk_bytes: int = CHUNK_BYTES
                           if p + MAGIC_POSITION < split.end]
                 legacy = legacy or any(m < 2 for m in magics)
                 starts.append(stop)
-                yield from _decode_batches(view, starts, split, mode, chunk_bytes)
+                resume = yield from _decode_batches(view, starts, split, mode, chunk_bytes, legacy)
+                if resume is not None:
+                    pos = resume
+                    continue
                 if stop >= split.end:
                     break
                 pos = codec.next_valid_batch(view[:split.end], stop, legacy=legacy)
@@ -116,8 +119,11 @@ def scan(split: Split, mode: Mode = "PERMISSIVE", chunk_bytes: int = CHUNK_BYTES
 
 
 def _decode_batches(view: memoryview, starts: list[int], split: Split, mode: Mode,
-                    chunk_bytes: int) -> Iterator[Any]:
-    """Decode the whole batches between consecutive ``starts`` in chunks."""
+                    chunk_bytes: int, legacy: bool) -> Generator[Any, None, int | None]:
+    """Decode the whole batches between consecutive ``starts`` in chunks. At a bad batch,
+    stop: the damage runs to the next valid batch (as the log's corruption policy,
+    :mod:`groupcoord.storage.damage`, reads it: a batch framed across damaged bytes may
+    swallow valid ones), and where that is is returned, for the walk to take up again."""
     partition = split.segment.partition
     i = 0
     while i < len(starts) - 1:
@@ -135,9 +141,11 @@ def _decode_batches(view: memoryview, starts: list[int], split: Split, mode: Mod
         if valid.num_rows:
             yield valid
         bad = max(i, bisect_right(starts, position if position is not None else a, i, j) - 1)
-        yield from _bad(BadBatch(split.segment.path, partition, starts[bad], starts[bad + 1] - starts[bad],
+        resume = codec.next_valid_batch(view[:split.end], starts[bad], legacy=legacy)
+        yield from _bad(BadBatch(split.segment.path, partition, starts[bad], resume - starts[bad],
                                  reason, _base_offset(view, starts[bad])), mode)
-        i = bad + 1
+        return resume
+    return None
 
 
 def _bad(bad: BadBatch, mode: Mode) -> Iterator[BadBatch]:
