@@ -1,4 +1,4 @@
-"""The ``groupcoord`` command line: ``serve``, ``inspect`` and ``dump-log``."""
+"""The ``groupcoord`` command line: ``serve``, ``inspect``, ``dump-log`` and ``repair``."""
 
 from __future__ import annotations
 
@@ -49,6 +49,23 @@ def build_parser() -> argparse.ArgumentParser:
     inspect_parser.add_argument("--json", action="store_true", help="print one JSON document")
     add_config_arguments(inspect_parser)
     inspect_parser.set_defaults(command_parser=inspect_parser)
+
+    from groupcoord.cli import repair
+
+    repair_parser = commands.add_parser(
+        "repair",
+        help="rewrite damaged __consumer_offsets partitions keeping every valid batch (originals kept)",
+        description=repair.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    repair_parser.add_argument("data_dir", metavar="DATA_DIR",
+                               help="a stopped server's data directory (its __consumer_offsets-N)")
+    repair_parser.add_argument("--partition", type=int, action="append", default=[], metavar="N",
+                               help="repair only this partition (repeatable)")
+    repair_parser.add_argument("--dry-run", action="store_true",
+                               help="only report what is damaged and what repairing would lose")
+    add_config_arguments(repair_parser)
+    repair_parser.set_defaults(command_parser=repair_parser)
 
     serve = commands.add_parser(
         "serve",
@@ -168,5 +185,11 @@ def main(argv: list[str] | None = None) -> int:
 
         config = load_config(args.command_parser, args)
         return _printing("inspect", lambda: inspect.main(args.data_dir, config, as_json=args.json))
+    if args.command == "repair":
+        from groupcoord.cli import repair
+
+        config = load_config(args.command_parser, args)
+        return _printing("repair", lambda: repair.main(
+            args.data_dir, config, partitions=args.partition, dry_run=args.dry_run))
     parser.error(f"unknown command {args.command!r}")
     return 2
