@@ -243,6 +243,13 @@ def test_a_missing_segment_in_the_cleaned_section_is_no_damage(tmp_path: Path) -
     damaged = damage(tmp_path, "segment missing", active=False)
     OffsetCheckpoint(tmp_path / "cleaner-offset-checkpoint").update(DAMAGED, 60)
     check(tmp_path, batches, damaged, refused=False)
+    # Repairing other damage leaves such a gap alone: the segment before it is not rewritten.
+    before_gap = segments(tmp_path)[0]
+    intact = before_gap.read_bytes()
+    damaged[segments(tmp_path)[-1].name] = damage(tmp_path, "bit flip", active=True)[segments(tmp_path)[-1].name]
+    check(tmp_path, batches, damaged, refused=True)
+    assert before_gap.read_bytes() == intact
+    assert not list(tmp_path.glob(f"repair-backup-*/*/{before_gap.name}"))
 
 
 @pytest.mark.parametrize("seed", range(20))

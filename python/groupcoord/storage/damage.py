@@ -265,6 +265,9 @@ class PartitionDamage:
     """Damage to truncate (see the module docstring)."""
     refused: list[DamagedRange] = field(default_factory=list)
     """Damage that takes the partition offline (or that skipping rewrites)."""
+    short_segments: set[int] = field(default_factory=set)
+    """Base offsets of segments that end before the next one starts, above the cleaner
+    checkpoint: a rewrite covers their missing offsets with an empty batch."""
 
     @property
     def all_damage(self) -> list[DamagedRange]:
@@ -307,6 +310,8 @@ def examine(
             compacted = cleaned_to is not None and following.base_offset <= cleaned_to
             # A damaged end of this segment already accounts for the missing offsets.
             tail_damaged = bool(scan.damage) and scan.damage[-1].next_offset_after is None
+            if gap and not compacted:
+                result.short_segments.add(scan.base_offset)
             if gap and not compacted and not tail_damaged:
                 result.refused.append(DamagedRange(
                     following.path, 0, 0,

@@ -35,14 +35,14 @@ def backup_directory(data_dir: Path) -> Path:
 
 
 def rewrite_partition(damage: PartitionDamage, backup: Path) -> list[Path]:
-    """Rewrite the segments of ``damage`` that hold damage (or precede missing offsets),
-    keeping every valid batch; the originals go to ``backup/<partition directory>/``.
+    """Rewrite the segments of ``damage`` that hold damage (or end before the next one starts,
+    above the cleaner checkpoint), keeping every valid batch; the originals go to ``backup/<partition directory>/``.
     Returns the copies made."""
     target = backup / damage.directory.name
     copies: list[Path] = []
     for i, scan in enumerate(damage.scans):
         following = damage.scans[i + 1].base_offset if i + 1 < len(damage.scans) else None
-        fill = following is not None and scan.next_offset < following
+        fill = following is not None and scan.base_offset in damage.short_segments
         if not scan.damage and not fill:
             continue
         target.mkdir(parents=True, exist_ok=True)
