@@ -32,12 +32,13 @@ from __future__ import annotations
 import logging
 import mmap
 import os
+import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from groupcoord.format import codec
-from groupcoord.format.batch_header import LOG_OVERHEAD, MIN_BATCH_LENGTH, PREFIX
+from groupcoord.format.batch_header import LOG_OVERHEAD, MAGIC_POSITION, MIN_BATCH_LENGTH, PREFIX
 from groupcoord.log import LogDamagedError
 from groupcoord.storage.segment import BatchInfo, walk_batches
 
@@ -58,6 +59,11 @@ CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 """Kafka's marker of a clean shutdown in a log directory."""
 
 _MAX_RELATIVE_OFFSET = 2**31 - 1
+_OFFSET_LENGTH = struct.Struct(">qi")
+_LAST_OFFSET_DELTA = struct.Struct(">i")
+_LAST_OFFSET_DELTA_POSITION = struct.calcsize(">qiibIh")
+"""Where a v2 batch header keeps its last offset delta (after offset, length, epoch, magic,
+CRC and attributes)."""
 
 
 @dataclass(frozen=True)
@@ -157,29 +163,37 @@ def _scan(data: mmap.mmap, view: memoryview, scan: SegmentScan) -> None:
     size = len(data)
     previous_last = scan.base_offset - 1
     before_previous = previous_last
-    previous: BatchInfo | None = None
+    previous: tuple[int, int, int] | None = None  # position, end, base offset of the last batch
     run: list[int] | None = None  # start, end, first offset, last offset
     legacy = False
+    limit = scan.base_offset + _MAX_RELATIVE_OFFSET
     position = 0
     while position < size:
-        valid = codec.valid_prefix_length(view[position:])
+        end = position + codec.valid_prefix_length(view[position:])
         reason = ""
-        for batch in walk_batches(data, position, position + valid):
-            if not _offsets_follow(batch, previous_last, scan.base_offset):
-                if (previous is None or run is None or run[1] != batch.position
-                        or not _offsets_follow(batch, before_previous, scan.base_offset)):
-                    reason = (f"offsets {batch.base_offset}..{batch.last_offset} do not follow "
-                              f"offset {previous_last} in segment {scan.base_offset}")
+        # One header read per batch: this loop is most of what a scan costs in Python.
+        while position < end:
+            base, length = _OFFSET_LENGTH.unpack_from(data, position)
+            magic = data[position + MAGIC_POSITION]
+            last = base + _LAST_OFFSET_DELTA.unpack_from(data, position + _LAST_OFFSET_DELTA_POSITION)[0] \
+                if magic >= 2 else base
+            batch_end = position + LOG_OVERHEAD + length
+            if not previous_last < base <= last <= limit:
+                if (previous is None or run is None or run[1] != position
+                        or not before_previous < base <= last <= limit):
+                    reason = (f"offsets {base}..{last} do not follow offset {previous_last} in "
+                              f"segment {scan.base_offset}")
                     break
-                run = _retract(scan, run, previous, before_previous, batch.base_offset)
+                run = _retract(scan, run, BatchInfo(previous[0], previous[1] - previous[0], 2, previous[2],
+                                                    previous_last, 0, -1, -1), before_previous, base)
                 previous_last = before_previous
-            legacy = legacy or batch.magic < 2
+            legacy = legacy or magic < 2
             if run is None:
-                run = [batch.position, batch.position + batch.size, batch.base_offset, batch.last_offset]
+                run = [position, batch_end, base, last]
             else:
-                run[1], run[3] = batch.position + batch.size, batch.last_offset
-            before_previous, previous_last, previous = previous_last, batch.last_offset, batch
-            position = batch.position + batch.size
+                run[1], run[3] = batch_end, last
+            before_previous, previous_last, previous = previous_last, last, (position, batch_end, base)
+            position = batch_end
         if position >= size:
             break
         if run is not None:
