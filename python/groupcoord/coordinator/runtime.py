@@ -221,9 +221,11 @@ class CoordinatorRuntime:
         except asyncio.CancelledError:
             raise
         except LogDamagedError as error:
-            log.error("__consumer_offsets-%d is damaged and stays offline: %s. Repair it with "
-                      "'groupcoord repair DATA_DIR --partition %d' (it is loaded again when its "
-                      "files change or when the admin call asks for it)", partition, error, partition)
+            # One line, ending with the error as every failed load's does.
+            log.error("__consumer_offsets-%d is damaged and stays offline until its files change or "
+                      "the admin call asks for it again: repair it with 'groupcoord repair DATA_DIR "
+                      "--partition %d'. Loading __consumer_offsets-%d failed; not serving it: %s",
+                      partition, partition, partition, error)
             coordinator.unload_partition(partition)
             await asyncio.shield(self.log.close_partition(partition))
             self._offline_until_changed(partition, error)
@@ -296,7 +298,7 @@ class CoordinatorRuntime:
         if self._stopping or partition not in self._wanted:
             return
         self._damaged.add(partition)
-        self._offline_reasons[partition] = f"{error.path}: damaged at byte {error.position}: {error.reason}"
+        self._offline_reasons[partition] = f"loading it failed: {error}"
         self._reloads[partition] = asyncio.ensure_future(self._reload_when_changed(partition, error))
 
     async def _reload_when_changed(self, partition: int, error: LogDamagedError) -> None:
