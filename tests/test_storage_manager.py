@@ -296,6 +296,42 @@ def test_the_flush_policy_decides_when_callbacks_wait_for_fsync(
     run(body)
 
 
+def test_the_partitions_of_one_turn_are_fsynced_side_by_side(tmp_path: Path) -> None:
+    """Three partitions written in one turn wait for their fsyncs together: each fsync
+    below returns only once all three have started (serial fsyncs would time out the
+    barrier), and one that fails takes only its own partition offline."""
+    barrier = threading.Barrier(3, timeout=5)
+
+    async def body() -> None:
+        manager = LogManager(tmp_path, config())
+        await manager.start()
+        for p in range(3):
+            await manager.open_partition(p)
+        for p in range(3):
+            log = manager.partition_log(p)
+            real = log.flush
+
+            def flush(now_ms: float = 0.0, real: Callable[[float], None] = real, p: int = p) -> None:
+                barrier.wait()
+                if p == 1:
+                    raise OSError(5, "Input/output error")
+                real(now_ms)
+
+            log.flush = flush  # type: ignore[method-assign]
+        done: dict[int, Any] = {}
+        for p in range(3):
+            manager.append(p, Append([commit("g", 0, 1)], 1), lambda r, p=p: done.__setitem__(p, r))
+        await wait_for(lambda: len(done) == 3, "the appends")
+        assert done[0] == 0 and done[2] == 0, "the fsyncs that succeed acknowledge their appends"
+        assert isinstance(done[1], AppendError) and done[1].error == Errors.KAFKA_STORAGE_ERROR
+        assert not barrier.broken
+        for p in (0, 2):
+            del manager.partition_log(p).flush  # the real one again, to close
+        await manager.close()
+
+    run(body)
+
+
 def test_the_time_rule_flushes_unflushed_records(tmp_path: Path) -> None:
     async def body() -> None:
         manager = LogManager(

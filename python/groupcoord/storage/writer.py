@@ -6,8 +6,9 @@ appends are handed, per partition and in order, to one writer thread. The writer
 encodes each partition's appends into batches (consecutive plain appends merged into one batch
 up to ``message.max.bytes``; transactional appends and markers each in their own, since their
 producer fields differ), assigns offsets, writes, then fsyncs what the :class:`FlushPolicy`
-says, and only then hands the results back to the loop with ``call_soon_threadsafe``. While
-it writes and fsyncs, the next turns accumulate: one fsync covers everything queued meanwhile.
+says (the partitions of one turn fsynced side by side, see :data:`FSYNC_THREADS`), and only
+then hands the results back to the loop with ``call_soon_threadsafe``. While it writes and
+fsyncs, the next turns accumulate: one fsync covers everything queued meanwhile.
 
 Errors, as Kafka's log reports them: an append whose own batch exceeds ``message.max.bytes``
 fails with ``MESSAGE_TOO_LARGE`` (merging never makes another append fail); a write or fsync
@@ -31,6 +32,7 @@ import queue
 import threading
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -101,6 +103,9 @@ class _Barrier:
 
 _STOP = object()
 
+FSYNC_THREADS = 8
+"""Partitions fsynced at the same time when one turn wrote to several."""
+
 _Result = tuple[Callable[[Any], object], Any]
 
 
@@ -144,6 +149,7 @@ class GroupCommitWriter:
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._unflushed: set[PartitionLog] = set()
         self._thread = threading.Thread(target=self._run, name="groupcoord-log-writer", daemon=True)
+        self._fsyncs = ThreadPoolExecutor(FSYNC_THREADS, thread_name_prefix="groupcoord-fsync")
 
     def start(self) -> None:
         self._thread.start()
@@ -153,6 +159,7 @@ class GroupCommitWriter:
         the loop first to include the current turn)."""
         self._queue.put(_STOP)
         self._thread.join()
+        self._fsyncs.shutdown()
 
     # --- loop thread -------------------------------------------------------------------------
 
@@ -210,7 +217,10 @@ class GroupCommitWriter:
                 error = AppendError(Errors.NOT_LEADER_OR_FOLLOWER, "partition not open here")
                 self._loop.call_soon(_run_callback, pending.callback, error)
             else:
-                jobs.setdefault(id(log), _Job(log)).appends.append(pending)
+                job = jobs.get(id(log))
+                if job is None:
+                    job = jobs[id(log)] = _Job(log)
+                job.appends.append(pending)
         for job in jobs.values():
             self._queue.put(job)
 
@@ -356,23 +366,28 @@ class GroupCommitWriter:
         self, results: list[_Result], waiting: dict[PartitionLog, list[int]],
         force: PartitionLog | None = None,
     ) -> None:
+        now = self._clock_ms()
+        due: list[PartitionLog] = []
         for log in list(self._unflushed):
             if log.failed is not None or log.closed or not log.unflushed_messages:
                 self._unflushed.discard(log)
-                continue
-            try:
-                now = self._clock_ms()
-                if log is not force and not self._policy.flush_due(
-                    log.unflushed_messages, now - log.last_flush_ms
-                ):
-                    continue
-                log.flush(now)
-            except Exception as e:  # OSError: the disk; anything else: a bug
-                log.fsync_failed = True
-                self._take_offline(log, f"fsync of {log.directory} failed", e, results, waiting)
-            else:
+            elif log is force or self._policy.flush_due(log.unflushed_messages, now - log.last_flush_ms):
+                due.append(log)
+        for log, failure in zip(due, self._fsync_all(due, now)):
+            if failure is None:
                 waiting.pop(log, None)
                 self._unflushed.discard(log)
+            else:
+                log.fsync_failed = True
+                self._take_offline(log, f"fsync of {log.directory} failed", failure, results, waiting)
+
+    def _fsync_all(self, logs: list[PartitionLog], now: float) -> list[BaseException | None]:
+        """fsync every log at once: each call waits for the disk with the GIL released, so
+        the fsyncs of a turn that wrote to many partitions overlap (and the file system
+        commits its journal for several at a time) instead of queueing one behind another."""
+        if len(logs) <= 1:
+            return [_try_flush(log, now) for log in logs]
+        return list(self._fsyncs.map(_try_flush, logs, [now] * len(logs)))
 
     def _take_offline(
         self, log: PartitionLog, what: str, cause: BaseException, results: list[_Result],
@@ -422,6 +437,15 @@ class GroupCommitWriter:
             self._loop.call_soon_threadsafe(_run_callbacks, results)
         except RuntimeError:
             logger.warning("event loop closed: %d append results dropped", len(results))
+
+
+def _try_flush(log: PartitionLog, now: float) -> BaseException | None:
+    """fsync ``log``; what it raised (OSError: the disk; anything else: a bug), or None."""
+    try:
+        log.flush(now)
+    except Exception as e:
+        return e
+    return None
 
 
 def _run_callback(callback: Callable[[Any], object], result: Any) -> None:
