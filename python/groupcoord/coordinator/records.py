@@ -18,9 +18,10 @@ RecordKey = codec.OffsetCommitKey | codec.GroupMetadataKey
 RecordValue = codec.OffsetCommitValue | codec.GroupMetadataValue
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class CoordinatorRecord:
-    """One record: a key and a value, the value None for a tombstone."""
+    """One record: a key and a value, the value None for a tombstone. Not changed once made
+    (not frozen, as :class:`~groupcoord.log.Append` is not)."""
 
     key: RecordKey
     value: RecordValue | None

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import struct
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
@@ -67,6 +68,9 @@ log = logging.getLogger(__name__)
 
 READ_AHEAD_BYTES = 65_536
 """Bytes buffered beyond a request in flight before reading pauses."""
+
+_SIZE = struct.Struct(">i")
+"""A frame's size prefix (:func:`~groupcoord.protocol.frame_size` explains a bad one)."""
 
 
 class _InFlight:
@@ -172,10 +176,12 @@ class KafkaConnection(asyncio.Protocol):
         buffer = self._buffer
         if len(buffer) < 4:
             return None
-        try:
-            size = frame_size(bytes(buffer[:4]), self._max_frame)
-        except ProtocolError as error:
-            self._reject("frame_size", error)
+        (size,) = _SIZE.unpack_from(buffer)
+        if not 0 <= size <= self._max_frame:
+            try:
+                frame_size(bytes(buffer[:4]), self._max_frame)
+            except ProtocolError as error:  # always: the size is out of bounds
+                self._reject("frame_size", error)
             return None
         end = 4 + size
         if len(buffer) < end:

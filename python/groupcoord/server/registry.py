@@ -39,9 +39,10 @@ if TYPE_CHECKING:
 R = TypeVar("R", bound=Request)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class RequestContext:
-    """What a handler knows about the request besides its body, and how it answers."""
+    """What a handler knows about the request besides its body, and how it answers. Not
+    changed once made (not frozen, as :class:`~groupcoord.log.Append` is not)."""
 
     api_version: int
     correlation_id: int
