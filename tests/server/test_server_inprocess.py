@@ -548,3 +548,18 @@ def test_metrics_count_expired_offsets_and_the_cleaners_work(tmp_path: Path) -> 
             assert (await samples(server.metrics_port))["groupcoord_offsets_expired_total"] == 1
 
     run(main)
+
+
+def test_serving_freezes_what_start_up_made_and_collects_young_objects_less_often() -> None:
+    import gc
+
+    from groupcoord.server.app import YOUNG_COLLECTION_THRESHOLD, tune_garbage_collector
+
+    threshold = gc.get_threshold()
+    try:
+        tune_garbage_collector()
+        assert gc.get_freeze_count() > 0
+        assert gc.get_threshold() == (YOUNG_COLLECTION_THRESHOLD, *threshold[1:])
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*threshold)
