@@ -32,7 +32,6 @@ import queue
 import threading
 import time
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,24 +52,20 @@ _BATCH_OVERHEAD = 61
 _RECORD_OVERHEAD = 21  # upper bound of a record's varints and attributes beyond key and value
 
 
-@dataclass
 class _Pending:
-    append: Append
-    callback: AppendCallback
-    answered: bool = False
-    """Its result is in this turn's results (the writer thread's bookkeeping)."""
+    """One append on its way to the log. Called exactly once, on the loop, with the append's
+    result, or with REQUEST_TIMED_OUT once ``deadline`` (loop time) passes, whichever comes
+    first: it then runs ``callback``."""
 
+    __slots__ = ("append", "callback", "deadline", "done", "answered")
 
-class _Deadline:
-    """An append's callback, run exactly once: with the append's result, or with
-    REQUEST_TIMED_OUT once ``deadline`` (loop time) passes, whichever comes first."""
-
-    __slots__ = ("callback", "deadline", "done")
-
-    def __init__(self, callback: AppendCallback, deadline: float) -> None:
+    def __init__(self, append: Append, callback: AppendCallback, deadline: float) -> None:
+        self.append = append
         self.callback = callback
         self.deadline = deadline
         self.done = False
+        self.answered = False
+        """Its result is in this turn's results (the writer thread's bookkeeping)."""
 
     def __call__(self, result: int | AppendError) -> None:
         if self.done:
@@ -142,16 +137,17 @@ class GroupCommitWriter:
         self._compression = codec.COMPRESSIONS[config.offsets_topic_compression_codec]
         self._clock_ms = clock_ms
         self._timeout_ms = config.offsets_commit_timeout_ms
-        self._deadlines: deque[_Deadline] = deque()
+        self._deadlines: deque[_Pending] = deque()
         self._deadline_timer: asyncio.TimerHandle | None = None
         self._turn: list[tuple[PartitionLog | None, _Pending]] = []
         self._turn_scheduled = False
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._unflushed: set[PartitionLog] = set()
         self._thread = threading.Thread(target=self._run, name="groupcoord-log-writer", daemon=True)
-        self._fsyncs = ThreadPoolExecutor(FSYNC_THREADS, thread_name_prefix="groupcoord-fsync")
+        self._fsyncs = _FsyncPool(FSYNC_THREADS)
 
     def start(self) -> None:
+        self._fsyncs.start()
         self._thread.start()
 
     def stop(self) -> None:
@@ -159,21 +155,21 @@ class GroupCommitWriter:
         the loop first to include the current turn)."""
         self._queue.put(_STOP)
         self._thread.join()
-        self._fsyncs.shutdown()
+        self._fsyncs.stop()
 
     # --- loop thread -------------------------------------------------------------------------
 
     def append(self, log: PartitionLog | None, append: Append, callback: AppendCallback) -> None:
         """Queue ``append`` for ``log`` (None: the partition is not open here); ``callback``
         gets its result, or REQUEST_TIMED_OUT after ``offsets.commit.timeout.ms``."""
-        deadline = _Deadline(callback, self._loop.time() + self._timeout_ms / 1000)
-        self._watch(deadline)
-        self._turn.append((log, _Pending(append, deadline)))
+        pending = _Pending(append, callback, self._loop.time() + self._timeout_ms / 1000)
+        self._watch(pending)
+        self._turn.append((log, pending))
         if not self._turn_scheduled:
             self._turn_scheduled = True
             self._loop.call_soon(self._end_of_turn)
 
-    def _watch(self, deadline: _Deadline) -> None:
+    def _watch(self, deadline: _Pending) -> None:
         """Deadlines come in the order they are made (one timeout for all), so one timer,
         set for the oldest one not done, covers them all."""
         deadlines = self._deadlines
@@ -215,7 +211,7 @@ class GroupCommitWriter:
         for log, pending in turn:
             if log is None or not log.writable:
                 error = AppendError(Errors.NOT_LEADER_OR_FOLLOWER, "partition not open here")
-                self._loop.call_soon(_run_callback, pending.callback, error)
+                self._loop.call_soon(_run_callback, pending, error)
             else:
                 job = jobs.get(id(log))
                 if job is None:
@@ -357,7 +353,7 @@ class GroupCommitWriter:
         indexes = waiting.setdefault(log, [])
         for pending, count in zip(unit, counts):
             indexes.append(len(results))
-            results.append((pending.callback, offset))
+            results.append((pending, offset))
             pending.answered = True
             offset += count
         self._unflushed.add(log)
@@ -387,7 +383,7 @@ class GroupCommitWriter:
         commits its journal for several at a time) instead of queueing one behind another."""
         if len(logs) <= 1:
             return [_try_flush(log, now) for log in logs]
-        return list(self._fsyncs.map(_try_flush, logs, [now] * len(logs)))
+        return self._fsyncs.run(logs, now)
 
     def _take_offline(
         self, log: PartitionLog, what: str, cause: BaseException, results: list[_Result],
@@ -409,7 +405,7 @@ class GroupCommitWriter:
     @staticmethod
     def _fail(unit: list[_Pending], results: list[_Result], error: AppendError) -> None:
         for pending in unit:
-            results.append((pending.callback, error))
+            results.append((pending, error))
             pending.answered = True
 
     @staticmethod
@@ -437,6 +433,44 @@ class GroupCommitWriter:
             self._loop.call_soon_threadsafe(_run_callbacks, results)
         except RuntimeError:
             logger.warning("event loop closed: %d append results dropped", len(results))
+
+
+class _FsyncPool:
+    """Threads that fsync partitions side by side for the writer thread. Daemons, as the
+    writer thread is: an fsync that never returns (a dead disk) must not keep the process
+    from exiting."""
+
+    def __init__(self, threads: int) -> None:
+        self._tasks: queue.SimpleQueue[tuple[PartitionLog, float, list[Any], int, threading.Semaphore] | None]
+        self._tasks = queue.SimpleQueue()
+        self._threads = [
+            threading.Thread(target=self._work, name=f"groupcoord-fsync-{i}", daemon=True)
+            for i in range(threads)
+        ]
+
+    def start(self) -> None:
+        for thread in self._threads:
+            thread.start()
+
+    def run(self, logs: list[PartitionLog], now: float) -> list[BaseException | None]:
+        """fsync every log; what each one's fsync raised, or None."""
+        outcomes: list[Any] = [None] * len(logs)
+        done = threading.Semaphore(0)
+        for index, log in enumerate(logs):
+            self._tasks.put((log, now, outcomes, index, done))
+        for _ in logs:
+            done.acquire()
+        return outcomes
+
+    def stop(self) -> None:
+        for _ in self._threads:
+            self._tasks.put(None)
+
+    def _work(self) -> None:
+        while (task := self._tasks.get()) is not None:
+            log, now, outcomes, index, done = task
+            outcomes[index] = _try_flush(log, now)
+            done.release()
 
 
 def _try_flush(log: PartitionLog, now: float) -> BaseException | None:
