@@ -304,10 +304,16 @@ class KafkaConnection(asyncio.Protocol):
         self._resume_soon()
 
     def _resume_soon(self) -> None:
-        if not self._draining:
+        if self._draining:
+            return
+        if len(self._buffer) >= 4:
             # Answered later, from a callback (perhaps the coordinator's, mid-way through
             # answering a whole group): serve the next request in a turn of its own.
             self._loop.call_soon(self._drain)
+        else:
+            # Nothing buffered (as usual: clients wait for the answer): the next request is
+            # served when it arrives.
+            self._pace_reading()
 
     def _fallback(self, correlation_id: int | None, version: int | None) -> None:
         """ApiVersions at a version we do not serve: Kafka's v0 answer with error 35."""

@@ -93,6 +93,6 @@ def offset_commit(broker: Broker, request: OffsetCommitRequest, ctx: RequestCont
         request.group_instance_id,
         request.generation_id_or_member_epoch,
         offsets,
-        lambda results: answer({**unknown, **results}),
+        (lambda results: answer({**unknown, **results})) if unknown else answer,
         unknown_group_error=Errors.GROUP_ID_NOT_FOUND if version >= 9 else Errors.ILLEGAL_GENERATION,
     )
