@@ -31,7 +31,7 @@ ALLOWED: dict[str, set[str]] = {
     "coordinator": {"log", "format", "purgatory", "config", "errors", "partitioner"},
     "spark": {"format", "storage"},
     "server": {"coordinator", "protocol", "storage", "log", "format", "purgatory", "config",
-               "errors", "partitioner"},
+               "errors", "partitioner", "_native"},
     "cli": {"server", "coordinator", "protocol", "storage", "log", "format", "purgatory",
             "config", "errors", "partitioner", "groupcoord"},
     "groupcoord": {"_native"},

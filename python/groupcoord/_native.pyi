@@ -552,6 +552,40 @@ def iter_batches(
 def iter_segment_batches(path: str | PathLike[str], *, stop_at_corruption: bool = False) -> BatchIterator:
     """:func:`iter_batches` of a segment file (read whole when called)."""
 
+@final
+class Sender:
+    """The network thread: answers handed to its channels are written to their sockets off the
+    event loop, each connection's in order (``groupcoord.server.network``)."""
+
+    def __new__(cls, notify_fd: int) -> Self:
+        """``notify_fd``: one end of a Unix socket pair, owned by the sender from now on; the
+        thread writes a byte to it when a channel that asked (``Channel.notify_below``) has
+        written down to its mark."""
+    def open(self, fd: int) -> Channel:
+        """A channel writing to descriptor ``fd``, which it owns from now on: pass a duplicate
+        of the connection's socket (``os.dup``), closed when the channel closes."""
+    def wake(self) -> None:
+        """Have the thread write what was sent since it last looked (once per turn of the loop)."""
+    def stop(self) -> None:
+        """Write what is queued (one try per socket), close every channel's descriptor and stop
+        the thread."""
+
+@final
+class Channel:
+    """One connection's way to its socket."""
+
+    def send(self, data: bytes) -> None:
+        """Queue ``data`` to be written after everything sent before it."""
+    @property
+    def queued(self) -> int:
+        """Bytes sent but not yet written to the socket."""
+    def notify_below(self, mark: int) -> None:
+        """Have the thread write a byte to the notification socket once at most ``mark`` bytes
+        are left to write (at once if that is already so)."""
+    def close(self, flush: bool = False) -> None:
+        """Close the descriptor: at once, dropping what is queued, or (``flush``) after one last
+        try at writing it."""
+
 def java_string_hash(s: str) -> int:
     """Java's ``String.hashCode`` of ``s``: ``31*h + unit`` over its UTF-16 code units (a
     character beyond U+FFFF is two; a lone surrogate one), as a signed int32."""

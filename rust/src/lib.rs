@@ -5,12 +5,14 @@
 //! - [`purgatory`]: delayed operations watched under keys (Kafka's `DelayedOperationPurgatory`).
 //! - [`codec`]: the `__consumer_offsets` log format: record batches and the coordinator's records.
 //! - [`partitioner`]: which `__consumer_offsets` partition owns a group (Kafka's `partitionFor`).
+//! - [`network`]: the network thread that writes the server's answers to client sockets.
 //!
 //! None of these modules depends on Python. The PyO3 bindings live in `python/` behind the
 //! `python` feature, which maturin enables; `cargo test` runs without an interpreter.
 
 pub mod codec;
 pub mod error;
+pub mod network;
 pub mod partitioner;
 pub mod purgatory;
 pub mod timer;

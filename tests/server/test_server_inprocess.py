@@ -563,3 +563,31 @@ def test_serving_freezes_what_start_up_made_and_collects_young_objects_less_ofte
     finally:
         gc.unfreeze()
         gc.set_threshold(*threshold)
+
+
+def test_a_client_that_stops_reading_is_served_again_once_it_reads(tmp_path: Path) -> None:
+    """Answers are written by the network thread: while a client reads none of them, its
+    connection stops being served once they pile up past the high mark, and is served again
+    (every answer, in order) once it reads."""
+    async def main() -> None:
+        async with serving(ServerOptions(port=0, data_dir=tmp_path, config=CONFIG)) as (server, _, client):
+            request = DescribeGroupsRequest(groups=[f"group-{i:05}" for i in range(2000)])
+            frames = [client.frame(request, 0) for _ in range(60)]
+            for frame in frames:
+                client.writer.write(struct.pack(">i", len(frame)) + frame)
+            [connection] = server.connections
+            for _ in range(1000):
+                if connection._writing_paused:  # type: ignore[attr-defined]
+                    break
+                await asyncio.sleep(0.01)
+            else:
+                raise AssertionError("the connection was never paused for its unwritten answers")
+            for frame in frames:
+                (size,) = struct.unpack(">i", await client.reader.readexactly(4))
+                header, response = decode_response(await client.reader.readexactly(size),
+                                                   DescribeGroupsResponse, 0)
+                assert header.correlation_id == struct.unpack_from(">i", frame, 4)[0]
+                assert [g.group_id for g in response.groups] == request.groups
+            assert not connection._writing_paused  # type: ignore[attr-defined]
+
+    run(main)

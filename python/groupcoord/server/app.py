@@ -31,6 +31,7 @@ from groupcoord.server.connection import KafkaConnection
 from groupcoord.server.delayed_fetch import DelayedFetches
 from groupcoord.server.endpoint import HttpEndpoint
 from groupcoord.server.metrics import Metrics
+from groupcoord.server.network import NetworkThread
 from groupcoord.server.open_files import OpenFilesWatch, raise_open_files_limit
 from groupcoord.server.readiness import Readiness
 from groupcoord.server.shutdown import catch_stop_signals, on_stop_signal
@@ -79,6 +80,7 @@ class Server:
         self._listener: asyncio.Server | None = None
         self._endpoint: HttpEndpoint | None = None
         self._fetches: DelayedFetches | None = None
+        self._network: NetworkThread | None = None
         self._runtime: CoordinatorRuntime | None = None
         self._readiness: Readiness | None = None
         self._topics: TopicRegistry | None = None
@@ -111,6 +113,7 @@ class Server:
         self._runtime = CoordinatorRuntime(config, self._log, time=self.time)
         self._fetches = DelayedFetches(self.time)
         self._fetches.start(loop)
+        self._network = NetworkThread(loop)
         await self._runtime.start(config.owned_partitions())
         self._readiness = readiness = Readiness(self._runtime)
         readiness.log_when_loaded(started, "start-up")
@@ -118,7 +121,7 @@ class Server:
         host, port = config.advertised_address() or (_reachable(options.host), self.port)
         self.broker = broker = Broker(
             config, Node(config.node_id, host, port), topics, self._runtime, self._fetches,
-            self.metrics, self.time, self._log.cleaner,
+            self.metrics, self.time, self._network, self._log.cleaner,
         )
         self._listener = await loop.create_server(
             lambda: KafkaConnection(broker, self.connections), sock=sock
@@ -168,6 +171,8 @@ class Server:
             await self._readiness.close()
         if self._runtime is not None:
             await self._runtime.close()
+        if self._network is not None:
+            self._network.stop()
         if self._log is not None:
             await self._log.close()
             self.failed_closes = self._log.failed_closes

@@ -11,6 +11,7 @@ from groupcoord.coordinator.group_coordinator import GroupCoordinator
 from groupcoord.coordinator.runtime import CoordinatorRuntime
 from groupcoord.server.delayed_fetch import DelayedFetches
 from groupcoord.server.metrics import Metrics
+from groupcoord.server.network import NetworkThread
 from groupcoord.server.topics import TopicRegistry
 from groupcoord.storage.cleaner import LogCleaner
 
@@ -33,6 +34,7 @@ class Broker:
         fetches: DelayedFetches,
         metrics: Metrics,
         time: Time,
+        network: NetworkThread,
         cleaner: LogCleaner | None = None,
     ) -> None:
         self.config = config
@@ -43,6 +45,8 @@ class Broker:
         self.fetches = fetches
         self.metrics = metrics
         self.time = time
+        self.network = network
+        """Writes the answers to the client sockets."""
         self.cleaner = cleaner
         """The log's cleaner (None with log.cleaner.enable=false), for its metrics."""
 

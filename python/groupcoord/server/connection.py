@@ -6,6 +6,9 @@ request in flight: the next frame is read only once the current one is answered,
 leave in request order. A handler that answers at once (Heartbeat) costs no extra loop turn;
 one that answers later (JoinGroup, a parked Fetch, anything written to the log) leaves the
 rest of the buffer waiting, and reading pauses if more than :data:`READ_AHEAD_BYTES` pile up.
+Answers are written to the socket by the network thread (:mod:`groupcoord.server.network`),
+off the event loop; a connection whose answers pile up unwritten is not served until the
+client has read them.
 
 Bad input never reaches a handler and never stops the server; as in Kafka:
 
@@ -62,6 +65,7 @@ from groupcoord.protocol.headers import API_VERSIONS_KEY
 from groupcoord.server.registry import HANDLERS, Handler, RequestContext, api_versions_table
 
 if TYPE_CHECKING:
+    from groupcoord._native import Channel
     from groupcoord.server.broker import Broker
 
 log = logging.getLogger(__name__)
@@ -93,6 +97,7 @@ class KafkaConnection(asyncio.Protocol):
         self._max_frame = broker.config.socket_request_max_bytes
         self._idle_s = broker.config.connections_max_idle_ms / 1000
         self._transport: asyncio.Transport | None = None
+        self._channel: Channel | None = None
         self._loop = asyncio.get_running_loop()
         self._buffer = bytearray()
         self._in_flight: _InFlight | None = None
@@ -111,6 +116,7 @@ class KafkaConnection(asyncio.Protocol):
         peer = transport.get_extra_info("peername")
         if peer:
             self.client_host = f"/{peer[0]}"
+        self._channel = self.broker.network.open(transport)
         self._connections.add(self)
         metrics = self.broker.metrics
         metrics.connections_opened += 1
@@ -122,6 +128,10 @@ class KafkaConnection(asyncio.Protocol):
             return
         self._closed = True
         self._transport = None
+        if self._channel is not None:
+            # The client may have half-closed after its last request: it still reads.
+            self._channel.close(flush=True)
+            self.broker.network.forget(self._channel)
         self._buffer.clear()
         if self._in_flight is not None and self._in_flight.on_disconnect is not None:
             self._in_flight.on_disconnect()
@@ -152,6 +162,9 @@ class KafkaConnection(asyncio.Protocol):
         self._closed = True
         if reason is not None:
             self.broker.metrics.closed_for[reason] += 1
+        if self._channel is not None:
+            self._channel.close()
+            self.broker.network.forget(self._channel)
         if self._transport is not None:
             self._transport.abort()
 
@@ -296,12 +309,22 @@ class KafkaConnection(asyncio.Protocol):
                           in_flight.api_name, in_flight.api_version)
             self.close("encode_error")
             return
-        self._transport.write(data)
+        self._write(data)
         self._last_active = time.monotonic()
         if log.isEnabledFor(logging.DEBUG):
             log.debug("%s v%d #%d answered: %r", in_flight.api_name, in_flight.api_version,
                       in_flight.correlation_id, response)
         self._resume_soon()
+
+    def _write(self, data: bytes) -> None:
+        """Send ``data`` after the answers before it: through the network thread, which has
+        this connection wait while too much of it is still to be written."""
+        channel = self._channel
+        if channel is None:
+            assert self._transport is not None
+            self._transport.write(data)
+        elif not self.broker.network.send(channel, data, self):
+            self.pause_writing()
 
     def _resume_soon(self) -> None:
         if self._draining:
@@ -322,7 +345,7 @@ class KafkaConnection(asyncio.Protocol):
         log.debug("ApiVersions v%s from %s: answering with the v0 fallback", version,
                   self.client_host)
         own = [entry for entry in api_versions_table() if entry.api_key == API_VERSIONS_KEY]
-        self._transport.write(encode_api_versions_fallback(correlation_id, own))
+        self._write(encode_api_versions_fallback(correlation_id, own))
 
     def _reject(self, reason: str, error: ProtocolError) -> None:
         log.info("Closing the connection from %s: %s", self.client_host, error)

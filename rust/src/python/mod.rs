@@ -9,6 +9,7 @@ mod decode;
 mod errors;
 mod input;
 mod names;
+mod network;
 mod other_records;
 mod partitioner;
 mod purgatory;
@@ -24,5 +25,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     purgatory::register(m)?;
     codec::register(m)?;
     partitioner::register(m)?;
+    network::register(m)?;
     Ok(())
 }
