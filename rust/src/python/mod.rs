@@ -8,6 +8,7 @@ mod codec;
 mod decode;
 mod errors;
 mod input;
+mod json_lines;
 mod names;
 mod other_records;
 mod partitioner;
@@ -23,6 +24,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     purgatory::register(m)?;
     codec::register(m)?;
+    json_lines::register(m)?;
     partitioner::register(m)?;
     Ok(())
 }
