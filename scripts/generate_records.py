@@ -11,6 +11,8 @@ The declaration is ``python/groupcoord/format/records.py``; from it this writes
   and the fields its ``__eq__``, ``__hash__`` and ``__reduce__`` use (``impl RecordClass``,
   which the ``record_class!`` macro of ``rust/src/python/record_class.rs`` turns into Python
   methods);
+- ``rust/src/codec/json/records.rs``: the same ``to_dict`` members written as JSON from the
+  codec's borrowed keys and values (``impl JsonFields``), for ``groupcoord dump-log``;
 - the record classes' section of ``python/groupcoord/_native.pyi``.
 
 Usage: ``.venv/bin/python scripts/generate_records.py`` writes them; ``--check`` writes
@@ -451,7 +453,6 @@ def check_classes() -> None:
 
 
 def methods_impl(cls: PyClass) -> list[str]:
-    attrs = {a.name: a for a in cls.attrs}
     ctor = [a for a in cls.attrs if a.in_constructor]
     lines = [f"impl RecordClass for {cls.rust} {{",
              "    fn fields<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {",
@@ -472,20 +473,30 @@ def methods_impl(cls: PyClass) -> list[str]:
     lines += ["        Ok(r.finish())", "    }", "",
               "    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {",
               "        let d = PyDict::new(py);"]
-    for name in DICT_ORDER[cls.name]:
-        a = attrs[name]
-        if name == "record_type" and cls.constant_record_type:
-            lines.append(f'        d.set_item("record_type", record_type::{cls.constant_record_type})?;')
-        elif a.dict == "value":
-            lines.append(f'        d.set_item("{name}", self.{name}.to_py(py)?)?;')
-        elif a.dict == "when_set":
-            lines.append(f'        set_when_set(&d, "{name}", &self.{name})?;')
-        elif a.dict == "tagged":
-            lines.append(f"        set_tagged_fields(&d, &self.{name})?;")
-        elif a.dict == "dicts":
-            lines.append(f'        d.set_item("{name}", dicts(py, &self.{name})?)?;')
+    for name, how in dict_members(cls):
+        lines.append("        " + {
+            "constant": f'd.set_item("record_type", record_type::{cls.constant_record_type})?;',
+            "value": f'd.set_item("{name}", self.{name}.to_py(py)?)?;',
+            "when_set": f'set_when_set(&d, "{name}", &self.{name})?;',
+            "tagged": f"set_tagged_fields(&d, &self.{name})?;",
+            "dicts": f'd.set_item("{name}", dicts(py, &self.{name})?)?;',
+        }[how])
     lines += ["        Ok(d)", "    }", "}"]
     return lines
+
+
+def dict_members(cls: PyClass) -> list[tuple[str, str]]:
+    """The members of the class's ``to_dict``, in order, with how it gives each: ``constant``
+    (the record type of a key class of one type), or its attribute's ``dict`` (hidden ones
+    left out)."""
+    attrs = {a.name: a for a in cls.attrs}
+    members = []
+    for name in DICT_ORDER[cls.name]:
+        if name == "record_type" and cls.constant_record_type:
+            members.append((name, "constant"))
+        elif attrs[name].dict != "hidden":
+            members.append((name, attrs[name].dict))
+    return members
 
 
 def methods_module() -> str:
@@ -558,20 +569,9 @@ def dicts_element(cls: PyClass, name: str) -> str:
 def json_members(cls: PyClass, expr) -> list[str]:
     """The statements that write the class's ``to_dict`` members to ``o``; ``expr(name)`` is
     a reference to the field's value."""
-    attrs = {a.name: a for a in cls.attrs}
     lines = []
-    for name in DICT_ORDER[cls.name]:
-        a = attrs[name]
-        if name == "record_type" and cls.constant_record_type:
-            lines.append(f'o.field("record_type", &record_type::{cls.constant_record_type});')
-        elif a.dict == "value":
-            lines.append(f'o.field("{name}", {expr(name)});')
-        elif a.dict == "when_set":
-            lines.append(f'o.when_set("{name}", {expr(name)});')
-        elif a.dict == "tagged":
-            lines.append(f"o.tagged_fields({expr(name)});")
-        elif a.dict == "dicts":
-            item = JSON_SOURCES[dicts_element(cls, name)].struct
+    for name, how in dict_members(cls):
+        if how == "dicts":
             lines += [f'let out = o.key("{name}");', "out.push(b'[');",
                       f"for (i, item) in {expr(name).lstrip('&')}.iter().enumerate() {{",
                       "if i > 0 { out.push(b','); }",
@@ -579,7 +579,13 @@ def json_members(cls: PyClass, expr) -> list[str]:
                       "item.write_fields(&mut each);",
                       "more(&mut each, item);",
                       "each.end();", "}", "out.push(b']');"]
-            assert item is not None
+            continue
+        lines.append({
+            "constant": f'o.field("record_type", &record_type::{cls.constant_record_type});',
+            "value": f'o.field("{name}", {expr(name)});',
+            "when_set": f'o.when_set("{name}", {expr(name)});',
+            "tagged": f"o.tagged_fields({expr(name)});",
+        }[how])
     return lines
 
 
@@ -597,10 +603,10 @@ def json_struct_impl(cls: PyClass) -> list[str]:
     [dicts] = [a for a in cls.attrs if a.dict == "dicts"]
     item = JSON_SOURCES[dicts_element(cls, dicts.name)].struct
     return [f"impl {source.struct} {{",
-            f"    /// [`JsonFields::write_fields`], with `more` adding to the object of each of",
+            "    /// [`JsonFields::write_fields`], with `more` adding to the object of each of",
             f"    /// `{dicts.name}` what its `to_dict` does not give.",
-            "    pub fn write_fields_with(&self, o: &mut Object<'_>, "
-            f"mut more: impl FnMut(&mut Object<'_>, &{item})) {{",
+            ("    pub fn write_fields_with(&self, o: &mut Object<'_>, "
+             f"mut more: impl FnMut(&mut Object<'_>, &{item})) {{"),
             *body, "    }", "}", "",
             f"impl JsonFields for {source.struct} {{",
             "    fn write_fields(&self, o: &mut Object<'_>) {",
@@ -634,12 +640,12 @@ def json_module() -> str:
         "//! A record's key and value as JSON: the members of each record class's `to_dict`, in",
         "//! its order, from the codec's borrowed keys and values (see [`super`]).",
         "",
-        "use crate::codec::consumer_protocol::{ConsumerProtocolAssignment, "
-        "ConsumerProtocolSubscription};",
+        ("use crate::codec::consumer_protocol::{ConsumerProtocolAssignment, "
+         "ConsumerProtocolSubscription};"),
         "use crate::codec::generated::record_type;",
         "use crate::codec::json::Object;",
-        "use crate::codec::records::{ConsumerGroupKey, ConsumerGroupValue, GroupMetadataValueRef, "
-        "KeyRef, MemberRef, OffsetCommitValueRef, ValueRef};",
+        ("use crate::codec::records::{ConsumerGroupKey, ConsumerGroupValue, GroupMetadataValueRef, "
+         "KeyRef, MemberRef, OffsetCommitValueRef, ValueRef};"),
         "",
         "/// A record class's `to_dict` members, written into an object.",
         "pub trait JsonFields {",

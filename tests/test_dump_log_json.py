@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
+from codec_vectors import SEGMENT
+from dump_log_reference import reference_lines
 from groupcoord.format import codec
 from groupcoord.format.codec import (
     ConsumerProtocolAssignment,
@@ -25,9 +24,8 @@ from groupcoord.format.codec import (
     OffsetCommitKey,
     OffsetCommitValue,
 )
-
-from codec_vectors import SEGMENT
-from dump_log_reference import reference_lines
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from offsets_logs import T0, LogBuilder, encoded, every_kind
 from test_codec_iteration import _log_of_many_chunks
 from test_record_declarations_property import drawn_records, key_object, value_object

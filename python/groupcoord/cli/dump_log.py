@@ -36,7 +36,6 @@ from groupcoord.format import codec
 from groupcoord.storage.partition import directory_segments, partition_of_directory
 from groupcoord.storage.segment import CLEANED_SUFFIX, DELETED_SUFFIX, SWAP_SUFFIX
 
-
 KAFKA_SIDE_FILES = {
     ".index": "offset index",
     ".timeindex": "time index",

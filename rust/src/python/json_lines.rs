@@ -34,6 +34,9 @@ pub struct JsonLineIterator {
     /// The `file` member of every line, as JSON.
     file: Vec<u8>,
     line_of: LineOf,
+    /// The lines of the iteration under way: one buffer for them all, whose pages are
+    /// faulted in once rather than at each iteration.
+    out: Vec<u8>,
 }
 
 #[pymethods]
@@ -47,13 +50,13 @@ impl JsonLineIterator {
         py: Python<'py>,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let this = &mut *slf;
-        let mut out = Vec::with_capacity(LINES_BYTES + LINES_BYTES / 2);
-        let (file, line_of) = (&this.file, &this.line_of);
+        let (file, line_of, out) = (&this.file, &this.line_of, &mut this.out);
+        out.clear();
         while out.len() < LINES_BYTES {
             let filled = this.log.next_chunk(py, |py, chunk| {
                 Ok(py.detach(|| match line_of {
-                    LineOf::Record { partition } => record_lines(&mut out, file, *partition, chunk),
-                    LineOf::Batch => batch_lines(&mut out, file, chunk),
+                    LineOf::Record { partition } => record_lines(out, file, *partition, chunk),
+                    LineOf::Batch => batch_lines(out, file, chunk),
                 }))
             })?;
             if !filled {
@@ -63,7 +66,7 @@ impl JsonLineIterator {
         if out.is_empty() {
             return this.log.end(py);
         }
-        Ok(Some(PyBytes::new(py, &out)))
+        Ok(Some(PyBytes::new(py, out)))
     }
 }
 
@@ -113,6 +116,7 @@ pub(super) fn iter_segment_json(
         log: ChunkedLog::new(data, Some(path), 0, stop_at_corruption),
         file,
         line_of,
+        out: Vec::new(),
     })
 }
 

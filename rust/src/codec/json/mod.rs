@@ -41,24 +41,26 @@ impl<'o> Object<'o> {
         Object { out, empty: true }
     }
 
-    /// Starts the member `name`, whose value the caller writes next to [`Object::out`].
-    pub fn key(&mut self, name: &str) -> &mut Vec<u8> {
-        if !self.empty {
-            self.out.push(b',');
-        }
+    /// Starts the member `name`, returning the output for the caller to write its value.
+    /// Names are the fields' own, plain ASCII that needs no escape (the
+    /// declaration's snake_case), written as they are.
+    pub fn key(&mut self, name: &'static str) -> &mut Vec<u8> {
+        debug_assert!(!name.bytes().any(|b| ESCAPED[b as usize]), "{name:?}");
+        let separator: &[u8] = if self.empty { b"\"" } else { b",\"" };
         self.empty = false;
-        string(self.out, name);
-        self.out.push(b':');
+        self.out.extend_from_slice(separator);
+        self.out.extend_from_slice(name.as_bytes());
+        self.out.extend_from_slice(b"\":");
         self.out
     }
 
-    pub fn field<T: Json + ?Sized>(&mut self, name: &str, value: &T) {
+    pub fn field<T: Json + ?Sized>(&mut self, name: &'static str, value: &T) {
         value.write_json(self.key(name));
     }
 
     /// The member only when the value is not `None`, as `to_dict` gives a field it shows
     /// only when set.
-    pub fn when_set<T: Json>(&mut self, name: &str, value: &Option<T>) {
+    pub fn when_set<T: Json>(&mut self, name: &'static str, value: &Option<T>) {
         if let Some(value) = value {
             self.field(name, value);
         }
@@ -100,6 +102,17 @@ const ESCAPED: [bool; 256] = {
     table
 };
 
+/// Whether any of the 8 bytes of `word` is [`ESCAPED`], found for all 8 at once: most
+/// strings have none, and are copied as they are.
+fn any_escaped(word: u64) -> bool {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGH_BITS: u64 = ONES * 0x80;
+    // Each byte's high bit set where the byte is below `n` (n <= 0x80), or zero.
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGH_BITS;
+    let equal = |b: u8| below(word ^ (ONES * u64::from(b)), 1);
+    (below(word, b' ') | word & HIGH_BITS | equal(0x7f) | equal(b'"') | equal(b'\\')) != 0
+}
+
 /// Appends `s` as a JSON string.
 pub fn string(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
@@ -107,6 +120,12 @@ pub fn string(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
     let (mut at, mut copied) = (0, 0);
     while at < bytes.len() {
+        if let Some(word) = bytes.get(at..at + 8) {
+            if !any_escaped(u64::from_le_bytes(word.try_into().expect("8 bytes"))) {
+                at += 8;
+                continue;
+            }
+        }
         if !ESCAPED[bytes[at] as usize] {
             at += 1;
             continue;
@@ -166,19 +185,28 @@ fn escape_unit(out: &mut Vec<u8>, unit: u16) {
 
 /// Appends an integer in decimal.
 pub fn int(out: &mut Vec<u8>, value: i64) {
+    const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+        2021222324252627282930313233343536373839404142434445464748495051525354555657585960\
+        6162636465666768697071727374757677787980818283848586878889909192939495969798\
+        99";
     if value < 0 {
         out.push(b'-');
     }
     let mut n = value.unsigned_abs();
     let mut digits = [0u8; 20];
     let mut at = digits.len();
-    loop {
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if n >= 10 {
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&PAIRS[n as usize * 2..n as usize * 2 + 2]);
+    } else {
         at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+        digits[at] = b'0' + n as u8;
     }
     out.extend_from_slice(&digits[at..]);
 }
@@ -299,7 +327,7 @@ impl Json for Datum {
             Datum::Struct(fields) => {
                 let mut o = Object::begin(out);
                 for (name, value) in fields {
-                    o.field(name, value);
+                    o.field(*name, value);
                 }
                 o.end();
             }

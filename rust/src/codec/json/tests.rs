@@ -41,6 +41,24 @@ fn strings_are_escaped_as_pythons_encoder_escapes_them() {
     }
 }
 
+/// The check of 8 bytes at once finds an escaped byte wherever it is in a longer string.
+#[test]
+fn an_escaped_byte_is_found_at_every_place() {
+    for special in ['"', '\\', '\0', '\n', '\u{1f}', '\u{7f}', 'é', '😀'] {
+        for at in 0..20 {
+            let text: String = (0..20)
+                .map(|i| if i == at { special } else { 'a' })
+                .collect();
+            let mut expected = String::new();
+            for c in text.chars() {
+                expected += &json(c.encode_utf8(&mut [0; 4]))[1..];
+                expected.pop();
+            }
+            assert_eq!(json(text.as_str()), format!("\"{expected}\""), "{text:?}");
+        }
+    }
+}
+
 #[test]
 fn lone_surrogates_are_escaped_as_they_are() {
     let mut out = Vec::new();
@@ -50,6 +68,9 @@ fn lone_surrogates_are_escaped_as_they_are() {
 
 #[test]
 fn every_other_value() {
+    for n in (-1000..1000).chain([i64::MIN, i64::MAX, 1 << 40, -(1 << 53) - 1]) {
+        assert_eq!(json(&n), n.to_string());
+    }
     assert_eq!(json(&i64::MIN), "-9223372036854775808");
     assert_eq!(json(&i64::MAX), "9223372036854775807");
     assert_eq!(json(&0i16), "0");
