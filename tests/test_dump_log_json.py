@@ -44,14 +44,10 @@ def written_lines(path: Path, decode: bool, **kw: Any) -> list[str]:
 
 def check_same(path: Path, partition: int | None = None) -> int:
     """Both modes give the reference's lines; returns how many records there were."""
-    for decode in (True, False):
-        kw = {} if partition is None else {"partition": partition}
-        written = written_lines(path, decode, **({} if not decode else kw))
-        reference = reference_lines(path, decode, partition if decode else None)
-        assert len(written) == len(reference)
-        for mine, theirs in zip(written, reference):
-            assert mine == theirs
-    return len(reference_lines(path, True, partition))
+    records = written_lines(path, True, **({} if partition is None else {"partition": partition}))
+    assert records == reference_lines(path, True, partition)
+    assert written_lines(path, False) == reference_lines(path, False)
+    return len(records)
 
 
 def segment(tmp_path: Path, data: bytes, name: str = "00000000000000000000.log",
@@ -132,7 +128,7 @@ def test_lines_up_to_a_corruption(tmp_path: Path, decode: bool) -> None:
     assert raised.value.__notes__ == expected.value.__notes__
     assert b"".join(written).decode().splitlines() == reference_lines(path, decode)
     tolerant = list(codec.iter_segment_json(path, decode=decode, stop_at_corruption=True))
-    assert tolerant == written or b"".join(tolerant) == b"".join(written)
+    assert b"".join(tolerant) == b"".join(written)
 
 
 def test_a_record_that_does_not_decode_ends_the_lines_before_its_batch(tmp_path: Path) -> None:
