@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from groupcoord.format import codec
-from groupcoord.cli.dump_log import _json_line
+from dump_log_reference import json_line as _json_line
 
 from offsets_logs import CONSUMER_GROUP_RECORDS
 from codec_vectors import SEGMENT

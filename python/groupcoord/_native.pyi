@@ -524,6 +524,15 @@ class BatchIterator:
     def __iter__(self) -> BatchIterator: ...
     def __next__(self) -> RecordBatch: ...
 
+@final
+class JsonLineIterator:
+    """The lines of :func:`iter_segment_json`, about a mebibyte of whole lines (ASCII, each
+    ending in a newline) at a time. A corrupt batch raises :class:`CorruptRecordError` after
+    the lines of every batch before it, or ends the iteration with ``stop_at_corruption``."""
+
+    def __iter__(self) -> JsonLineIterator: ...
+    def __next__(self) -> bytes: ...
+
 _Buffer: TypeAlias = bytes | bytearray | memoryview
 """A log buffer. ``bytes``, and a contiguous ``memoryview`` of ``bytes`` (a slice of a larger
 log), are read where they lie; an iterator over a view holds it (``release()`` raises
@@ -585,6 +594,19 @@ class Channel:
     def close(self, flush: bool = False) -> None:
         """Close the descriptor: at once, dropping what is queued, or (``flush``) after one last
         try at writing it."""
+
+def iter_segment_json(
+    path: str | PathLike[str],
+    *,
+    decode: bool = True,
+    partition: int | None = None,
+    stop_at_corruption: bool = False,
+) -> JsonLineIterator:
+    """``groupcoord dump-log``'s JSON lines of a segment file (read whole when called): one
+    per record (the partition defaulting to the N of its ``__consumer_offsets-N`` directory),
+    or per batch unless ``decode``; each line's ``file`` is ``str(path)``. Byte for byte what
+    ``json.dumps(line, separators=(",", ":"))`` gives of the line built from the record
+    objects, bytes in base64."""
 
 def java_string_hash(s: str) -> int:
     """Java's ``String.hashCode`` of ``s``: ``31*h + unit`` over its UTF-16 code units (a

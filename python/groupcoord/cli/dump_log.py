@@ -27,82 +27,14 @@ segments it replaces).
 
 from __future__ import annotations
 
-import base64
-import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO, cast
 
 from groupcoord.format import codec
 from groupcoord.storage.partition import directory_segments, partition_of_directory
 from groupcoord.storage.segment import CLEANED_SUFFIX, DELETED_SUFFIX, SWAP_SUFFIX
-
-
-def _base64(value: Any) -> str:
-    """JSON for what the encoder has no form of: bytes, as base64."""
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return base64.b64encode(value).decode("ascii")
-    raise TypeError(f"{type(value).__name__} has no JSON form")
-
-
-def _json_line(line: Any) -> str:
-    """One output line: a record's or batch's dict as compact JSON, bytes as base64. The
-    encoder walks the dicts and lists in C and calls back only for the bytes."""
-    return json.dumps(line, separators=(",", ":"), default=_base64)
-
-
-def _decode_consumer_member(member: dict[str, Any]) -> None:
-    for field, decode in (
-        ("subscription", codec.decode_subscription),
-        ("assignment", codec.decode_assignment),
-    ):
-        try:
-            member[f"{field}_decoded"] = decode(member[field]).to_dict() if member[field] else None
-        except codec.CorruptRecordError as e:
-            member[f"{field}_decoded"] = {"error": str(e)}
-
-
-def record_json(path: str, record: codec.OffsetsRecord) -> Any:
-    """A record's line, as the dict that :func:`_json_line` prints."""
-    value = record.value.to_dict() if record.value is not None else None
-    if isinstance(record.value, codec.GroupMetadataValue) and record.value.protocol_type == "consumer":
-        assert value is not None
-        for member in value["members"]:
-            _decode_consumer_member(member)
-    return {
-        "file": path,
-        "batch_position": record.batch_position,
-        "partition": record.partition,
-        "offset": record.offset,
-        "timestamp": record.timestamp,
-        "producer_id": record.producer_id,
-        "producer_epoch": record.producer_epoch,
-        "is_transactional": record.is_transactional,
-        "control": record.control,
-        "record_type": record.key.record_type if record.key is not None else None,
-        "key": record.key.to_dict() if record.key is not None else None,
-        "value": value,
-    }
-
-
-def batch_json(path: str, batch: codec.RecordBatch) -> Any:
-    """A batch's line (``--no-decode``), as the dict that :func:`_json_line` prints."""
-    fields = (
-        "position", "size", "base_offset", "last_offset", "magic", "compression",
-        "timestamp_type", "base_timestamp", "max_timestamp", "producer_id", "producer_epoch",
-        "base_sequence", "partition_leader_epoch", "is_transactional", "is_control", "crc",
-        "delete_horizon_ms",
-    )
-    out: dict[str, Any] = {"file": path}
-    out.update({f: getattr(batch, f) for f in fields})
-    out["records"] = [
-        {"offset": r.offset, "timestamp": r.timestamp, "key": r.key, "value": r.value,
-         "headers": r.headers}
-        for r in batch.records
-    ]
-    return out
-
 
 KAFKA_SIDE_FILES = {
     ".index": "offset index",
@@ -129,15 +61,13 @@ def kafka_side_file(path: Path) -> str | None:
     return KAFKA_SIDE_FILES.get(name) or KAFKA_SIDE_FILES.get(Path(name).suffix)
 
 
-def _lines(path: Path, decode: bool) -> Iterator[Any]:
-    """The file's lines, parsed (and decoded) as they are taken, so that a large segment
-    streams. Raises OSError at once if the file cannot be read, and
-    CorruptRecordError after the lines before a corruption."""
-    if decode:
-        records = codec.iter_segment(path)
-        return (record_json(str(path), record) for record in records)
-    batches = codec.iter_segment_batches(path)
-    return (batch_json(str(path), batch) for batch in batches)
+def _writer(out: TextIO) -> Callable[[bytes], object]:
+    """How lines (ASCII bytes) reach ``out``: straight to its binary buffer when it has one."""
+    buffer = getattr(out, "buffer", None)
+    if buffer is None:
+        return lambda lines: out.write(lines.decode("ascii"))
+    out.flush()
+    return cast(Callable[[bytes], object], buffer.write)
 
 
 OTHER_TOPIC_HINT = " (the file is not in a __consumer_offsets-N directory: is it another topic's?)"
@@ -163,6 +93,7 @@ def dump(paths: list[Path], *, decode: bool, stop_at_corruption: bool, out: Text
     corrupt (after printing the records before the corruption) unless
     ``stop_at_corruption``."""
     status = 0
+    write = _writer(out)
     for path in _expand_directories(paths, err):
         if path is None:
             status = 1
@@ -173,14 +104,15 @@ def dump(paths: list[Path], *, decode: bool, stop_at_corruption: bool, out: Text
             status = 1
             continue
         try:
-            lines = _lines(path, decode)
+            # The codec writes the lines, streaming: a chunk of whole lines at a time.
+            lines = codec.iter_segment_json(path, decode=decode)
         except OSError as e:
             print(f"groupcoord dump-log: {path}: {e.strerror or e}", file=err)
             status = 1
             continue
         try:
-            for line in lines:
-                out.write(_json_line(line) + "\n")
+            for chunk in lines:
+                write(chunk)
         except codec.CorruptRecordError as e:
             out.flush()
             hint = "" if partition_of_directory(path.parent) >= 0 else OTHER_TOPIC_HINT

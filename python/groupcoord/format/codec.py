@@ -4,7 +4,8 @@ Reading: :func:`read_batches` / :func:`read_segment` give the raw batches,
 :func:`iter_batches` / :func:`iter_segment_batches` the same one at a time;
 :func:`decode_records` / :func:`decode_segment` give every record with its key and value
 decoded, :func:`iter_records` / :func:`iter_segment` the same one at a time (few decoded
-records alive at once); :func:`decode_arrow` / :func:`decode_segment_arrow` the same as one Arrow record
+records alive at once), :func:`iter_segment_json` as ``groupcoord dump-log``'s JSON lines;
+:func:`decode_arrow` / :func:`decode_segment_arrow` the same as one Arrow record
 batch (schema: :func:`arrow_schema`). Writing: :func:`write_batch`, :func:`write_records`,
 :func:`write_control_batch`, :func:`encode_key`, :func:`encode_value`. Corrupt or truncated input raises :class:`CorruptRecordError` (a
 ``ValueError``) naming the byte position.
@@ -19,6 +20,7 @@ from groupcoord._native import (
     CorruptRecordError,
     GroupMetadataKey,
     GroupMetadataValue,
+    JsonLineIterator,
     MemberMetadata,
     OffsetCommitKey,
     OffsetCommitValue,
@@ -46,6 +48,7 @@ from groupcoord._native import (
     iter_records,
     iter_segment,
     iter_segment_batches,
+    iter_segment_json,
     next_valid_batch,
     read_batches,
     read_segment,
@@ -70,6 +73,7 @@ __all__ = [
     "CorruptRecordError",
     "GroupMetadataKey",
     "GroupMetadataValue",
+    "JsonLineIterator",
     "Key",
     "MemberMetadata",
     "OffsetCommitKey",
@@ -99,6 +103,7 @@ __all__ = [
     "iter_records",
     "iter_segment",
     "iter_segment_batches",
+    "iter_segment_json",
     "next_valid_batch",
     "read_batches",
     "read_segment",

@@ -31,7 +31,8 @@ What derives from this module: :class:`RecordType` (the only record-type numbers
 Python); the Rust codec's tables of record types, field layouts and consumer-group schemas
 (``rust/src/codec/generated.rs``); the Python record classes' ``__repr__``, ``__eq__``,
 ``__hash__``, ``__reduce__`` and ``to_dict`` (``rust/src/python/record_methods.rs``) and
-their typed stub (the generated section of ``groupcoord/_native.pyi``), all written by
+their typed stub (the generated section of ``groupcoord/_native.pyi``), and ``dump-log``'s
+JSON of the same members (``rust/src/codec/json/records.rs``), all written by
 ``scripts/generate_records.py`` (``--check`` fails when one is stale).
 
 This module imports nothing from groupcoord but the dependency-free

@@ -72,16 +72,17 @@ pub const UNKNOWN_TAGGED_FIELDS: &str = "unknown_tagged_fields";
 
 /// Kafka's form of a uuid (`Uuid.toString`): unpadded base64url.
 pub fn uuid_string(uuid: &[u8; 16]) -> String {
-    base64_with(uuid, b"-_", false)
+    let mut out = Vec::with_capacity(22);
+    base64_with(&mut out, uuid, BASE64URL, false);
+    String::from_utf8(out).expect("base64 is ASCII")
 }
 
 /// The uuid of Kafka's form of one (`Uuid.fromString`, unpadded base64url), if `text` is one
 /// exactly as [`uuid_string`] writes it.
 pub fn uuid_from_string(text: &str) -> Option<[u8; 16]> {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     let digits = text
         .bytes()
-        .map(|c| ALPHABET.iter().position(|&a| a == c).map(|d| d as u128))
+        .map(|c| BASE64URL.iter().position(|&a| a == c).map(|d| d as u128))
         .collect::<Option<Vec<u128>>>()?;
     let (&last, first) = digits.split_last().filter(|_| digits.len() == 22)?;
     // 22 digits are 132 bits: the uuid's 128, then four that must be zero.
@@ -91,30 +92,42 @@ pub fn uuid_from_string(text: &str) -> Option<[u8; 16]> {
 
 /// Standard, padded base64: bytes in JSON, as `dump-log` prints them.
 pub fn base64(bytes: &[u8]) -> String {
-    base64_with(bytes, b"+/", true)
+    let mut out = Vec::with_capacity(bytes.len().div_ceil(3) * 4);
+    base64_into(&mut out, bytes);
+    String::from_utf8(out).expect("base64 is ASCII")
 }
 
-/// Base64 of `bytes` with `last_two` as the alphabet's digits 62 and 63.
-fn base64_with(bytes: &[u8], last_two: &[u8; 2], pad: bool) -> String {
-    const FIRST_62: &[u8; 62] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-    let digit = |i: u32| match i {
-        62 | 63 => last_two[i as usize - 62] as char,
-        i => FIRST_62[i as usize] as char,
-    };
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk
+/// [`base64`] of `bytes`, appended to `out`.
+pub fn base64_into(out: &mut Vec<u8>, bytes: &[u8]) {
+    base64_with(out, bytes, BASE64, true);
+}
+
+/// The digits of standard base64 and of base64url.
+const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const BASE64URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// Appends the base64 of `bytes` in the alphabet of `digits`.
+fn base64_with(out: &mut Vec<u8>, bytes: &[u8], digits: &[u8; 64], pad: bool) {
+    let digit = |i: u32| digits[(i & 63) as usize];
+    out.reserve(bytes.len().div_ceil(3) * 4);
+    let mut triples = bytes.chunks_exact(3);
+    for t in &mut triples {
+        let n = u32::from(t[0]) << 16 | u32::from(t[1]) << 8 | u32::from(t[2]);
+        out.extend_from_slice(&[digit(n >> 18), digit(n >> 12), digit(n >> 6), digit(n)]);
+    }
+    let rest = triples.remainder();
+    if !rest.is_empty() {
+        let n = rest
             .iter()
             .enumerate()
             .fold(0u32, |acc, (i, &b)| acc | u32::from(b) << (16 - 8 * i));
-        for i in 0..=chunk.len() {
-            out.push(digit((n >> (18 - 6 * i)) & 63));
+        for i in 0..=rest.len() {
+            out.push(digit(n >> (18 - 6 * i)));
         }
         if pad {
-            out.extend(std::iter::repeat_n('=', 3 - chunk.len()));
+            out.extend(std::iter::repeat_n(b'=', 3 - rest.len()));
         }
     }
-    out
 }
 
 /// Decodes a flexible struct of `fields` (its tagged-field section included).

@@ -10,6 +10,7 @@ pub mod consumer_protocol;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 pub mod generated;
+pub mod json;
 #[cfg(test)]
 mod generated_tests;
 pub mod legacy;

@@ -80,21 +80,20 @@ pub(super) fn append_batch(
     Ok(Ok(()))
 }
 
-/// A decode into Python objects, a chunk of batches at a time, that keeps no borrow of its
-/// input between chunks: what the iterators of `iter_records` and `iter_segment` are made of.
+/// A log read a chunk of batches at a time, keeping no borrow of its input between chunks:
+/// what the iterators of `iter_records`, `iter_segment` and `iter_segment_json` are made of.
 /// Checking and decompressing run with the thread detached from the interpreter (on a second
-/// thread, a chunk ahead, for a long log); building the objects needs it attached.
-pub(super) struct ObjectDecode {
+/// thread, a chunk ahead, for a long log); each chunk is then handed to the caller with it
+/// attached.
+pub(super) struct ChunkedDecode {
     position: usize,
-    partition: i32,
     source: ChunkSource,
-    objects: RecordObjects,
     /// The corrupt batch or record that ended the decode.
     error: Option<Error>,
     finished: bool,
 }
 
-/// Where an [`ObjectDecode`] gets its chunks.
+/// Where a [`ChunkedDecode`] gets its chunks.
 pub(super) enum ChunkSource {
     /// Before the first chunk, when the input's length decides which source it gets.
     Unstarted,
@@ -108,29 +107,28 @@ pub(super) enum ChunkSource {
     Stopped,
 }
 
-impl ObjectDecode {
-    pub(super) fn new(position: usize, partition: i32) -> Self {
-        ObjectDecode {
+impl ChunkedDecode {
+    pub(super) fn new(position: usize) -> Self {
+        ChunkedDecode {
             position,
-            partition,
             source: ChunkSource::Unstarted,
-            objects: RecordObjects::for_log(),
             error: None,
             finished: false,
         }
     }
 
-    /// Appends the records of the next chunk of `data` to `out`; false once the log is done,
-    /// at its end or at a corrupt batch (kept in `error`), whose batch adds no record.
+    /// Hands the next chunk of `data` to `consume`, which returns the corrupt record that
+    /// stopped it, if one did; false once the log is done, at its end or at a corrupt batch or
+    /// record (kept in `error`).
     ///
     /// # Safety
-    /// `data` is the same buffer at every call, alive and unchanged until [`ObjectDecode::stop`]
-    /// has run: a second thread may be reading it between calls.
-    unsafe fn next_chunk(
+    /// `data` is the same buffer at every call, alive and unchanged until
+    /// [`ChunkedDecode::stop`] has run: a second thread may be reading it between calls.
+    pub(super) unsafe fn next_chunk(
         &mut self,
         py: Python<'_>,
         data: &[u8],
-        out: &mut Vec<Py<PyAny>>,
+        consume: impl FnOnce(Python<'_>, &batch::Chunk<'_>) -> PyResult<Option<Error>>,
     ) -> PyResult<bool> {
         if self.finished {
             return Ok(false);
@@ -144,14 +142,13 @@ impl ObjectDecode {
                 ChunkSource::Serial(ReaderState::default())
             };
         }
-        // The chunk's records, and the corrupt batch that ended it, if one did.
-        let (objects, partition) = (&mut self.objects, self.partition);
+        // The chunk consumed, and the corrupt batch or record that ended it, if one did.
         let (filled, error) = match &mut self.source {
             ChunkSource::Pipelined(pipeline) => {
                 let pipeline = pipeline.get_mut().unwrap_or_else(|e| e.into_inner());
                 match py.detach(|| pipeline.next_chunk()) {
                     Some((chunk, _)) => {
-                        let appended = append_chunk(py, objects, partition, &chunk, out);
+                        let appended = consume(py, &chunk);
                         pipeline.recycle(chunk);
                         (true, appended)
                     }
@@ -162,7 +159,7 @@ impl ObjectDecode {
                 let (mut reader, mut chunk) =
                     LogReader::resume(data, self.position, std::mem::take(state));
                 let filled = py.detach(|| reader.fill(&mut chunk, CHUNK_BYTES));
-                let appended = append_chunk(py, objects, partition, &chunk, out);
+                let appended = consume(py, &chunk);
                 let (kept, error) = reader.suspend(chunk);
                 *state = kept;
                 (filled, appended.map(|corrupt| corrupt.or(error)))
@@ -259,6 +256,64 @@ pub(super) fn log_to_py<'py>(
     }
 }
 
+/// A log that an iterator reads a chunk at a time: its input, held whole and unchanged until
+/// the read is done, and where the read stands.
+pub(super) struct ChunkedLog {
+    data: OwnedInput,
+    path: Option<PathBuf>,
+    decode: ChunkedDecode,
+    stop_at_corruption: bool,
+}
+
+impl ChunkedLog {
+    pub(super) fn new(
+        data: OwnedInput,
+        path: Option<PathBuf>,
+        position: usize,
+        stop_at_corruption: bool,
+    ) -> Self {
+        ChunkedLog {
+            data,
+            path,
+            decode: ChunkedDecode::new(position),
+            stop_at_corruption,
+        }
+    }
+
+    /// Hands the next chunk to `consume` (see [`ChunkedDecode::next_chunk`]); false once the
+    /// log is done, when [`ChunkedLog::end`] says how.
+    pub(super) fn next_chunk(
+        &mut self,
+        py: Python<'_>,
+        consume: impl FnOnce(Python<'_>, &batch::Chunk<'_>) -> PyResult<Option<Error>>,
+    ) -> PyResult<bool> {
+        // SAFETY: `data` is held whole and unchanged until the decode is stopped: in `end`,
+        // before `data` is let go, and in `Drop`.
+        unsafe { self.decode.next_chunk(py, self.data.as_slice(py), consume) }
+    }
+
+    /// How the iteration ends once [`ChunkedLog::next_chunk`] is false: raising the corruption
+    /// that stopped the log (see [`end_of_log`]), or quietly.
+    pub(super) fn end<T>(&mut self, py: Python<'_>) -> PyResult<Option<T>> {
+        // Finished, the decode has stopped already, unless an error ended the chunk before
+        // (a failed allocation): stopping is then what keeps `data` unread.
+        self.decode.stop();
+        self.data.release();
+        end_of_log(
+            py,
+            self.decode.error.take(),
+            self.stop_at_corruption,
+            self.path.as_deref(),
+        )
+    }
+}
+
+impl Drop for ChunkedLog {
+    fn drop(&mut self) {
+        self.decode.stop();
+    }
+}
+
 /// The decoded records of a log, one at a time: batches are decoded a chunk (about 256 KB of
 /// records) at a time, so the objects alive at once stay few whatever the log's size (the
 /// input itself is held whole). A long log is checked and decompressed a chunk ahead on a
@@ -266,10 +321,9 @@ pub(super) fn log_to_py<'py>(
 /// every record before it was given, or ends the iteration there with `stop_at_corruption`.
 #[pyclass(module = "groupcoord._native")]
 pub struct RecordIterator {
-    data: OwnedInput,
-    path: Option<PathBuf>,
-    decode: ObjectDecode,
-    stop_at_corruption: bool,
+    log: ChunkedLog,
+    partition: i32,
+    objects: RecordObjects,
     ready: std::vec::IntoIter<Py<PyAny>>,
 }
 
@@ -281,12 +335,10 @@ impl RecordIterator {
         partition: i32,
         stop_at_corruption: bool,
     ) -> Self {
-        let decode = ObjectDecode::new(position, partition);
         RecordIterator {
-            data,
-            path,
-            decode,
-            stop_at_corruption,
+            log: ChunkedLog::new(data, path, position, stop_at_corruption),
+            partition,
+            objects: RecordObjects::for_log(),
             ready: Vec::new().into_iter(),
         }
     }
@@ -305,31 +357,15 @@ impl RecordIterator {
                 return Ok(Some(record));
             }
             let mut out = Vec::new();
-            // SAFETY: the iterator holds `data` whole and unchanged until the decode is stopped:
-            // here, before `data` is let go at the end, and in its `Drop`.
-            if !unsafe {
-                this.decode
-                    .next_chunk(py, this.data.as_slice(py), &mut out)?
-            } {
-                // Finished, the decode has stopped already, unless an error ended the chunk
-                // before (a failed allocation): stopping is then what keeps `data` unread.
-                this.decode.stop();
-                this.data.release();
-                return end_of_log(
-                    py,
-                    this.decode.error.take(),
-                    this.stop_at_corruption,
-                    this.path.as_deref(),
-                );
+            let (objects, partition) = (&mut this.objects, this.partition);
+            let filled = this.log.next_chunk(py, |py, chunk| {
+                append_chunk(py, objects, partition, chunk, &mut out)
+            })?;
+            if !filled {
+                return this.log.end(py);
             }
             this.ready = out.into_iter();
         }
-    }
-}
-
-impl Drop for RecordIterator {
-    fn drop(&mut self) {
-        self.decode.stop();
     }
 }
 

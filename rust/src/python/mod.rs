@@ -8,6 +8,7 @@ mod codec;
 mod decode;
 mod errors;
 mod input;
+mod json_lines;
 mod names;
 mod network;
 mod other_records;
@@ -24,6 +25,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     purgatory::register(m)?;
     codec::register(m)?;
+    json_lines::register(m)?;
     partitioner::register(m)?;
     network::register(m)?;
     Ok(())
