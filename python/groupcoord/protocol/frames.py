@@ -159,6 +159,11 @@ def _response_plan(cls: type[Response], version: int) -> _ResponsePlan:
     return plan
 
 
+_SIZE_AND_CORRELATION_ID = Struct(">ii")
+"""A response frame's size prefix and its header's correlation id (the empty tagged fields of
+a flexible header follow as one zero byte)."""
+
+
 def encode_response(correlation_id: int, response: Response, version: int) -> bytes:
     """A response frame: size prefix, the response header its version calls for, the body.
 
@@ -167,15 +172,12 @@ def encode_response(correlation_id: int, response: Response, version: int) -> by
     """
     cls = type(response)
     header_tagged, encode = _response_plans.get((cls, version)) or _response_plan(cls, version)
-    out = bytearray(8)
-    INT32.pack_into(out, 4, correlation_id)
-    if header_tagged:
-        out.append(0)  # no tagged fields in the header
+    out = bytearray(b"\0\0\0\0\0\0\0\0\0" if header_tagged else b"\0\0\0\0\0\0\0\0")
     try:
         encode(response, out)
     except Exception as exc:
         raise explain_encode_failure(response, version, exc) from exc
-    INT32.pack_into(out, 0, len(out) - 4)
+    _SIZE_AND_CORRELATION_ID.pack_into(out, 0, len(out) - 4, correlation_id)
     return bytes(out)
 
 

@@ -43,7 +43,6 @@ import asyncio
 import logging
 import struct
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from groupcoord.coordinator.clock import BLOCKED_REQUEST_MS
@@ -77,19 +76,6 @@ _SIZE = struct.Struct(">i")
 """A frame's size prefix (:func:`~groupcoord.protocol.frame_size` explains a bad one)."""
 
 
-class _InFlight:
-    """The request being served: what its answer needs and when it arrived."""
-
-    __slots__ = ("api_name", "api_version", "correlation_id", "started", "on_disconnect")
-
-    def __init__(self, api_name: str, api_version: int, correlation_id: int, started: float) -> None:
-        self.api_name = api_name
-        self.api_version = api_version
-        self.correlation_id = correlation_id
-        self.started = started
-        self.on_disconnect: Callable[[], None] | None = None
-
-
 class KafkaConnection(asyncio.Protocol):
     def __init__(self, broker: Broker, connections: set[KafkaConnection]) -> None:
         self.broker = broker
@@ -100,7 +86,8 @@ class KafkaConnection(asyncio.Protocol):
         self._channel: Channel | None = None
         self._loop = asyncio.get_running_loop()
         self._buffer = bytearray()
-        self._in_flight: _InFlight | None = None
+        self._in_flight: RequestContext | None = None
+        self._answer = self._respond
         self._draining = False
         self._reading_paused = False
         self._writing_paused = False
@@ -133,8 +120,8 @@ class KafkaConnection(asyncio.Protocol):
             self._channel.close(flush=True)
             self.broker.network.forget(self._channel)
         self._buffer.clear()
-        if self._in_flight is not None and self._in_flight.on_disconnect is not None:
-            self._in_flight.on_disconnect()
+        if self._in_flight is not None and self._in_flight.disconnect_callback is not None:
+            self._in_flight.disconnect_callback()
         self._connections.discard(self)
         self.broker.metrics.connections_open -= 1
         if self._idle_timer is not None:
@@ -246,22 +233,14 @@ class KafkaConnection(asyncio.Protocol):
                 name = handler.api.name if handler else APIS[api_key].name
                 self._reject("unsupported_version", ProtocolError(f"{name} v{version} is not served"))
             return
-        in_flight = _InFlight(handler.api.name, version, header.correlation_id, started)
+        in_flight = RequestContext(handler.api.name, version, header.correlation_id,
+                                   header.client_id or "", self.client_host, started, self._answer)
         self._in_flight = in_flight
         if log.isEnabledFor(logging.DEBUG):
             log.debug("%s v%d #%d from %s: %r", handler.api.name, version, header.correlation_id,
                       self.client_host, request)
-
-        def respond(response: Response | None) -> None:
-            self._respond(in_flight, response)
-
-        def on_disconnect(cancel: Callable[[], None]) -> None:
-            in_flight.on_disconnect = cancel
-
-        context = RequestContext(version, header.correlation_id, header.client_id or "",
-                                 self.client_host, respond, on_disconnect)
         try:
-            handler.handle(self.broker, request, context)
+            handler.handle(self.broker, request, in_flight)
         except ProtocolError as error:
             self._in_flight = None
             self._reject("invalid_request", error)
@@ -274,7 +253,7 @@ class KafkaConnection(asyncio.Protocol):
         finally:
             self.broker.after_request()
 
-    def _answer_failure(self, in_flight: _InFlight, handler: Handler, request: Request) -> None:
+    def _answer_failure(self, in_flight: RequestContext, handler: Handler, request: Request) -> None:
         """Answer UNKNOWN_SERVER_ERROR for everything the request names, as Kafka answers a
         request whose handling threw; close the connection if even that fails."""
         try:
@@ -288,7 +267,7 @@ class KafkaConnection(asyncio.Protocol):
             return
         self._respond(in_flight, response)
 
-    def _respond(self, in_flight: _InFlight, response: Response | None) -> None:
+    def _respond(self, in_flight: RequestContext, response: Response | None) -> None:
         if self._in_flight is not in_flight:
             if not self._closed:
                 log.error("%s answered twice; second answer dropped", in_flight.api_name)

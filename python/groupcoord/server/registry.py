@@ -39,21 +39,42 @@ if TYPE_CHECKING:
 R = TypeVar("R", bound=Request)
 
 
-@dataclass(slots=True)
 class RequestContext:
-    """What a handler knows about the request besides its body, and how it answers. Not
-    changed once made (not frozen, as :class:`~groupcoord.log.Append` is not)."""
+    """The request being served on a connection: what a handler knows about it besides its
+    body, and how it answers. Made by the connection for each request."""
 
-    api_version: int
-    correlation_id: int
-    client_id: str
-    client_host: str
-    """As Kafka shows it in DescribeGroups: ``/`` and the client's IP address."""
-    respond: Callable[[Response | None], None]
-    """Answer the request; None sends nothing (Produce with acks=0 expects no answer)."""
-    on_disconnect: Callable[[Callable[[], None]], None]
-    """Register what to call if the client disconnects before the answer: for a request
-    that only waits, so that it stops waiting."""
+    __slots__ = ("api_name", "api_version", "correlation_id", "client_id", "client_host",
+                 "started", "disconnect_callback", "_answer")
+
+    def __init__(
+        self,
+        api_name: str,
+        api_version: int,
+        correlation_id: int,
+        client_id: str,
+        client_host: str,
+        started: float,
+        answer: Callable[[RequestContext, Response | None], None],
+    ) -> None:
+        self.api_name = api_name
+        self.api_version = api_version
+        self.correlation_id = correlation_id
+        self.client_id = client_id
+        self.client_host = client_host
+        """As Kafka shows it in DescribeGroups: ``/`` and the client's IP address."""
+        self.started = started
+        """``time.perf_counter()`` when the request arrived."""
+        self.disconnect_callback: Callable[[], None] | None = None
+        self._answer = answer
+
+    def respond(self, response: Response | None) -> None:
+        """Answer the request; None sends nothing (Produce with acks=0 expects no answer)."""
+        self._answer(self, response)
+
+    def on_disconnect(self, cancel: Callable[[], None]) -> None:
+        """Register what to call if the client disconnects before the answer: for a request
+        that only waits, so that it stops waiting."""
+        self.disconnect_callback = cancel
 
 
 HandlerFunction = Callable[["Broker", Any, RequestContext], None]
