@@ -175,13 +175,13 @@ class Heartbeats(Workload):
 
 
 class Rebalances(Workload):
-    """``REBALANCES_PER_RUN`` rebalances of every group at once; a run's seconds are their
-    mean."""
+    """``REBALANCES_PER_RUN`` rebalances of every group at once, one after the other."""
 
     def __init__(self, groups: int, members: int) -> None:
         self.size = (groups, members)
-        self.ops = 1
-        self.requests = groups * members * 2 + groups  # JoinGroup and SyncGroup, a heartbeat
+        self.ops = REBALANCES_PER_RUN
+        # Each member's JoinGroup and SyncGroup, and a heartbeat per group.
+        self.requests = REBALANCES_PER_RUN * (groups * members * 2 + groups)
         self.groups: list[LoadGenerator] = []
 
     async def prepare(self, port: int) -> None:
@@ -193,18 +193,30 @@ class Rebalances(Workload):
         await rebalance_together(self.groups)  # warm-up
 
     async def run(self) -> float:
-        return sum([await rebalance_together(self.groups) for _ in range(REBALANCES_PER_RUN)]) / REBALANCES_PER_RUN
+        return sum([await rebalance_together(self.groups) for _ in range(REBALANCES_PER_RUN)])
 
     async def close(self) -> None:
         for group in self.groups:
             await group.close()
 
 
+def busy_cpu_seconds() -> float:
+    """CPU seconds every CPU of the machine has been busy (hypervisor steal included)."""
+    with open("/proc/stat") as stat:
+        fields = [int(f) for f in stat.readline().split()[1:9]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def measure(loop: asyncio.AbstractEventLoop, server: Server, run: Callable[[], Awaitable[float]]) -> dict[str, float]:
-    cpu, own = cpu_seconds(server.pid), time.process_time()
+    """One run: its seconds, the server's and the generator's CPU seconds, the server's RSS
+    after, and the share of the machine's CPUs that everything else kept busy meanwhile (the
+    other servers, idle, included)."""
+    busy, cpu, own = busy_cpu_seconds(), cpu_seconds(server.pid), time.process_time()
     seconds = loop.run_until_complete(run())
-    return {"seconds": seconds, "server_cpu_s": cpu_seconds(server.pid) - cpu,
-            "generator_cpu_s": time.process_time() - own, "rss": rss_bytes(server.pid)}
+    server_cpu, generator_cpu = cpu_seconds(server.pid) - cpu, time.process_time() - own
+    other = busy_cpu_seconds() - busy - server_cpu - generator_cpu
+    return {"seconds": seconds, "server_cpu_s": server_cpu, "generator_cpu_s": generator_cpu,
+            "rss": rss_bytes(server.pid), "other_load": max(0.0, other / (seconds * (os.cpu_count() or 1)))}
 
 
 WORKLOADS: dict[str, Callable[[], Workload]] = {

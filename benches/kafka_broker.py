@@ -26,12 +26,14 @@ LIB = KAFKA / "lib"
 LOG4J_CONFIG = KAFKA / "log4j2.properties"
 MAVEN_TIMEOUT_S = 900
 
-# kafka-server-start.sh's heap and kafka-run-class.sh's performance options.
-JVM_OPTIONS = [
-    "-Xmx1G", "-Xms1G", "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
-    "-XX:InitiatingHeapOccupancyPercent=35", "-XX:+ExplicitGCInvokesConcurrent",
-    "-XX:MaxInlineLevel=15", "-Djava.awt.headless=true",
-]
+# kafka-run-class.sh's performance options, with kafka-server-start.sh's heap for the broker
+# and kafka-run-class.sh's own default heap for a tool.
+JVM_PERFORMANCE_OPTIONS = (
+    "-server", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
+    "-XX:+ExplicitGCInvokesConcurrent", "-XX:MaxInlineLevel=15", "-Djava.awt.headless=true",
+)
+JVM_BROKER_OPTIONS = ("-Xmx1G", "-Xms1G", *JVM_PERFORMANCE_OPTIONS)
+JVM_TOOL_OPTIONS = ("-Xmx256M", *JVM_PERFORMANCE_OPTIONS)
 STARTED = "Kafka Server started"
 
 
@@ -107,7 +109,7 @@ class KafkaBroker:
             subprocess.run(java("kafka.tools.StorageTool", "format", "--standalone",
                                 "--config", str(config), "--cluster-id", _base64_uuid()),
                            stdout=log, stderr=subprocess.STDOUT, check=True, timeout=timeout)
-            self.process = subprocess.Popen(java("kafka.Kafka", str(config), options=tuple(JVM_OPTIONS)),
+            self.process = subprocess.Popen(java("kafka.Kafka", str(config), options=JVM_BROKER_OPTIONS),
                                             stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         while STARTED not in self.log_path.read_text(errors="replace"):

@@ -30,15 +30,28 @@ from collections.abc import Sequence
 
 from groupcoord.errors import Errors
 from groupcoord.format import codec
-from groupcoord.protocol import Request, RequestHeader, Response, decode_response, request_header_version
-from groupcoord.protocol.messages.find_coordinator import FindCoordinatorRequest, FindCoordinatorResponse
+from groupcoord.protocol import (
+    Request,
+    RequestHeader,
+    Response,
+    decode_response,
+    request_header_version,
+)
+from groupcoord.protocol.messages.find_coordinator import (
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+)
 from groupcoord.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
 from groupcoord.protocol.messages.join_group import (
     JoinGroupRequest,
     JoinGroupRequestProtocol,
     JoinGroupResponse,
 )
-from groupcoord.protocol.messages.metadata import MetadataRequest, MetadataRequestTopic, MetadataResponse
+from groupcoord.protocol.messages.metadata import (
+    MetadataRequest,
+    MetadataRequestTopic,
+    MetadataResponse,
+)
 from groupcoord.protocol.messages.offset_commit import (
     OffsetCommitRequest,
     OffsetCommitRequestPartition,

@@ -6,7 +6,8 @@ pytest-benchmark JSON file.
 Every figure is the median of the runs (one per round). Speed vs Kafka is groupcoord's rate over
 Kafka's (Kafka's time over groupcoord's for a rebalance): above 1x groupcoord is faster. CPU is
 the server process's (all its threads) per request the generator sent; RSS the server's
-resident memory after its last run.
+resident memory after its last run. Other load: the median share of the machine's two CPUs that
+other processes kept busy during a run (the two servers not measured, idle, among them).
 """
 
 from __future__ import annotations
@@ -24,22 +25,29 @@ LABELS = ("groupcoord (fsync)", "groupcoord (no fsync)", "Kafka")
 def describe(workload: str, ops: int) -> str:
     kind, _, size = workload.partition("-")
     if kind == "commits":
-        return f"OffsetCommit, {ops:,} per run"
+        return f"OffsetCommit ({ops:,} per run)"
     if kind == "heartbeats":
         return f"heartbeats, {int(size):,} members ({ops:,} per run)"
     groups, members = (int(n) for n in size.split("x"))
-    return f"rebalance, {groups} x {members:,} members"
+    return f"rebalance, {groups} x {members:,} members ({ops} per run)"
 
 
 def figure(workload: str, ops: int, runs: list[dict[str, float]]) -> float:
     """Requests a second, or milliseconds for a rebalance."""
     if workload.startswith("rebalance"):
-        return median(r["seconds"] for r in runs) * 1e3
+        return median(r["seconds"] / ops for r in runs) * 1e3
     return median(ops / r["seconds"] for r in runs)
 
 
 def fmt_figure(workload: str, value: float) -> str:
     return f"{value:,.1f} ms" if workload.startswith("rebalance") else f"{value:,.0f}/s"
+
+
+def speed(workload: str, values: dict[str, float], server: str) -> str:
+    """``server``'s speed over Kafka's: rates divided, or times inverted."""
+    if workload.startswith("rebalance"):
+        return f"{values['kafka'] / values[server]:.2f}x"
+    return f"{values[server] / values['kafka']:.2f}x"
 
 
 def server_table(benches: list[dict[str, Any]]) -> list[str]:
@@ -53,19 +61,13 @@ def server_table(benches: list[dict[str, Any]]) -> list[str]:
         info = bench["extra_info"]
         workload, ops, requests, runs = info["workload"], info["ops"], info["requests"], info["runs"]
         values = {s: figure(workload, ops, runs[s]) for s in SERVERS}
-        rebalance = workload.startswith("rebalance")
-
-        def speed(server: str) -> str:
-            ratio = values["kafka"] / values[server] if rebalance else values[server] / values["kafka"]
-            return f"{ratio:.2f}x"
-
         cpu = [median(r["server_cpu_s"] / requests for r in runs[s]) * 1e6 for s in SERVERS]
         rss = [runs[s][-1]["rss"] / 2**20 for s in SERVERS]
         lines.append(
             f"| {describe(workload, ops)} | " + " | ".join(fmt_figure(workload, values[s]) for s in SERVERS)
-            + f" | {speed('groupcoord-fsync')} | {speed('groupcoord-no-fsync')} | "
+            + f" | {speed(workload, values, 'groupcoord-fsync')} | {speed(workload, values, 'groupcoord-no-fsync')} | "
             + " | ".join(f"{c:,.0f}" for c in cpu) + " | " + " | ".join(f"{m:,.0f}" for m in rss)
-            + f" | {info.get('other_cpu', 0) * 100:.0f} % |"
+            + f" | {median(r['other_load'] for s in SERVERS for r in runs[s]) * 100:.0f} % |"
         )
     return lines
 
@@ -89,8 +91,8 @@ def generator_table(benches: list[dict[str, Any]]) -> list[str]:
 
 def dump_table(benches: list[dict[str, Any]]) -> list[str]:
     lines = [
-        "| compression | MB | records | groupcoord s | Kafka s | Kafka / groupcoord | "
-        "CPU s groupcoord | CPU s Kafka | peak RSS MB groupcoord | peak RSS MB Kafka |",
+        ("| compression | MB | records | groupcoord s | Kafka s | Kafka / groupcoord | "
+         "CPU s groupcoord | CPU s Kafka | peak RSS MB groupcoord | peak RSS MB Kafka |"),
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for bench in benches:
