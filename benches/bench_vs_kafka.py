@@ -31,11 +31,13 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import scaled
+from groupcoord.format import codec
 from kafka_broker import JVM_TOOL_OPTIONS, KafkaBroker, java
 from loadgen import CommitLoad, LoadGenerator, create_topic, rebalance_together
 from offsets_data import segment
@@ -222,8 +224,8 @@ def measure(loop: asyncio.AbstractEventLoop, server: Server, run: Callable[[], A
 
 WORKLOADS: dict[str, Callable[[], Workload]] = {
     "commits": Commits,
-    **{f"heartbeats-{m}": (lambda m=m: Heartbeats(m)) for m in HEARTBEAT_MEMBERS},  # type: ignore[misc]
-    **{f"rebalance-{g}x{m}": (lambda g=g, m=m: Rebalances(g, m)) for g, m in REBALANCES},  # type: ignore[misc]
+    **{f"heartbeats-{m}": partial(Heartbeats, m) for m in HEARTBEAT_MEMBERS},
+    **{f"rebalance-{g}x{m}": partial(Rebalances, g, m) for g, m in REBALANCES},
 }
 
 
@@ -283,21 +285,32 @@ def _high_water_mark(pid: int) -> int:
     return int(line.split()[1]) * 1024
 
 
-DUMPERS = {
-    "groupcoord": lambda path: [sys.executable, "-m", "groupcoord.cli", "dump-log", str(path)],
-    "kafka": lambda path: java("org.apache.kafka.tools.DumpLogSegments", "--files", str(path),
-                               "--offsets-decoder", options=JVM_TOOL_OPTIONS),
-}
+def dump_with_groupcoord(path: Path) -> list[str]:
+    return [sys.executable, "-m", "groupcoord.cli", "dump-log", str(path)]
+
+
+def dump_with_kafka(path: Path) -> list[str]:
+    return java("org.apache.kafka.tools.DumpLogSegments", "--files", str(path), "--offsets-decoder",
+                options=JVM_TOOL_OPTIONS)
+
+
+DUMPERS: dict[str, Callable[[Path], list[str]]] = {"groupcoord": dump_with_groupcoord, "kafka": dump_with_kafka}
+
+
+def write_segment(directory: Path, data: bytes) -> Path:
+    """``data`` as the first segment of partition 0 of ``__consumer_offsets`` under ``directory``."""
+    path = directory / "__consumer_offsets-0" / "00000000000000000000.log"
+    path.parent.mkdir()
+    path.write_bytes(data)
+    return path
 
 
 @pytest.mark.parametrize("compression", ["none", "lz4"])
 def test_dump_log_vs_kafka(benchmark: Any, tmp_path: Path, compression: str) -> None:
-    """One line per record from each (Kafka's also one per batch), to /dev/null."""
+    """Every record printed, decoded, one a line by each (and by Kafka a line per batch), to
+    /dev/null."""
     data = segment(DUMP_BYTES, compression)
-    directory = tmp_path / "__consumer_offsets-0"
-    directory.mkdir()
-    path = directory / "00000000000000000000.log"
-    path.write_bytes(data)
+    path = write_segment(tmp_path, data)
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in DUMPERS}
 
     def one_round() -> None:
@@ -306,8 +319,6 @@ def test_dump_log_vs_kafka(benchmark: Any, tmp_path: Path, compression: str) -> 
 
     benchmark.group = f"dump-log-{compression}"
     benchmark.pedantic(one_round, rounds=DUMP_ROUNDS, iterations=1)
-    from groupcoord.format import codec
-
     benchmark.extra_info.update(compression=compression, bytes=len(data),
                                 records=len(codec.decode_records(data)), runs=runs)
 
@@ -316,11 +327,7 @@ def test_dump_log_outputs_match(tmp_path: Path) -> None:
     """What the dump-log benchmark compares: both print every record, decoded, one a line
     (Kafka's lines of records start ``| offset:``; its other lines are batch headers)."""
     data = segment(64 << 10, "lz4")
-    path = tmp_path / "__consumer_offsets-0" / "00000000000000000000.log"
-    path.parent.mkdir()
-    path.write_bytes(data)
-    from groupcoord.format import codec
-
+    path = write_segment(tmp_path, data)
     records = codec.decode_records(data)
     outputs = {name: subprocess.run(command(path), capture_output=True, text=True, check=True, timeout=300).stdout
                for name, command in DUMPERS.items()}

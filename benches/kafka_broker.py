@@ -106,9 +106,11 @@ class KafkaBroker:
         config.write_text("".join(f"{k}={v}\n" for k, v in
                                   self.properties(self.port, free_port()).items()))
         with open(self.log_path, "ab") as log:
-            subprocess.run(java("kafka.tools.StorageTool", "format", "--standalone",
-                                "--config", str(config), "--cluster-id", _base64_uuid()),
-                           stdout=log, stderr=subprocess.STDOUT, check=True, timeout=timeout)
+            formatted = subprocess.run(java("kafka.tools.StorageTool", "format", "--standalone",
+                                            "--config", str(config), "--cluster-id", _base64_uuid()),
+                                       stdout=log, stderr=subprocess.STDOUT, timeout=timeout, check=False)
+            if formatted.returncode != 0:
+                raise AssertionError(f"StorageTool format exited {formatted.returncode} (log: {self.log_path})")
             self.process = subprocess.Popen(java("kafka.Kafka", str(config), options=JVM_BROKER_OPTIONS),
                                             stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
@@ -140,5 +142,9 @@ class KafkaBroker:
 
 
 def _base64_uuid() -> str:
-    """A cluster id as Kafka writes them: 16 random bytes, URL-safe base64 without padding."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A cluster id as Kafka's ``Uuid.randomUuid`` makes them: 16 random bytes, URL-safe base64
+    without padding, never starting with "-" (a command line would read it as an option)."""
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
