@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# groupcoord against an Apache Kafka 4.3.1 broker at full size (benches/bench_vs_kafka.py): the
+# request path (OffsetCommit, heartbeats, rebalances) and dump-log against DumpLogSegments, then
+# the tables. Needs Java 17+ and Maven (the broker's jars are fetched once into
+# benches/kafka/lib). Takes about 15 minutes on the 2-core development machine.
+#
+#   scripts/bench-vs-kafka.sh [OUT.json] [PYTEST ARGS]   e.g. -k commits; OUT defaults to
+#                                                        .benchmarks/vs_kafka.json
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+out=${1:-.benchmarks/vs_kafka.json}
+shift || true
+python=${PYTHON:-.venv/bin/python}
+[ -x "$python" ] || scripts/setup.sh
+mkdir -p "$(dirname "$out")"
+GROUPCOORD_BENCH_SCALE=full "$python" -m pytest benches/bench_vs_kafka.py -p no:cacheprovider -q \
+    --benchmark-json="$out" "$@"
+"$python" benches/report_vs_kafka.py "$out"
