@@ -12,8 +12,8 @@ run: the figure, the server's CPU seconds during the run (utime + stime of the p
 threads, from ``/proc/PID/stat``), its resident memory after (``VmRSS``) and the generator's
 own CPU seconds.
 
-Workloads: OffsetCommit requests (simple commits of 4 partitions, C connections back to back
-to G groups), heartbeats of 100 and 1,000 members of one group, and the full rebalance of one
+Workloads: OffsetCommit requests (simple commits of 4 partitions, 50 connections back to back
+to 1 group and to 50 groups), heartbeats of 100 and 1,000 members of one group, and the full rebalance of one
 group of 1,000 members and of 10 groups of 100 at once. Then ``groupcoord dump-log`` against
 Kafka's ``DumpLogSegments --offsets-decoder`` on the codec benchmark's segments.
 
@@ -59,7 +59,8 @@ NO_FSYNC = {"log.flush.interval.messages": str(2**63 - 1)}  # Kafka's default
 SERVERS = ("groupcoord-fsync", "groupcoord-no-fsync", "kafka")
 ROUNDS = scaled(3, 1)
 
-COMMIT_CONNECTIONS, COMMIT_GROUPS, COMMITS = scaled(100, 10), scaled(50, 5), scaled(50_000, 500)
+COMMIT_CONNECTIONS, COMMITS = scaled(50, 10), scaled(50_000, 500)
+COMMIT_GROUPS = [1, scaled(50, 5)]
 HEARTBEAT_MEMBERS = [scaled(100, 10), scaled(1000, 20)]
 HEARTBEATS = scaled(100_000, 500)
 REBALANCES = [(1, scaled(1000, 20)), (10, scaled(100, 10))]  # (groups, members each)
@@ -137,13 +138,14 @@ class Workload:
 
 
 class Commits(Workload):
-    def __init__(self) -> None:
+    def __init__(self, groups: int) -> None:
+        self.groups = groups
         self.ops = self.requests = COMMITS
         self.load: CommitLoad | None = None
 
     async def prepare(self, port: int) -> None:
         await create_topic(HOST, port, TOPIC, TOPIC_PARTITIONS)
-        self.load = CommitLoad(HOST, port, TOPIC, COMMIT_CONNECTIONS, COMMIT_GROUPS, COMMIT_PARTITIONS)
+        self.load = CommitLoad(HOST, port, TOPIC, COMMIT_CONNECTIONS, self.groups, COMMIT_PARTITIONS)
         await self.load.connect()
         await self.load.run(COMMITS // 10)  # warm-up
 
@@ -223,7 +225,7 @@ def measure(loop: asyncio.AbstractEventLoop, server: Server, run: Callable[[], A
 
 
 WORKLOADS: dict[str, Callable[[], Workload]] = {
-    "commits": Commits,
+    **{f"commits-{g}-groups": partial(Commits, g) for g in COMMIT_GROUPS},
     **{f"heartbeats-{m}": partial(Heartbeats, m) for m in HEARTBEAT_MEMBERS},
     **{f"rebalance-{g}x{m}": partial(Rebalances, g, m) for g, m in REBALANCES},
 }

@@ -25,7 +25,8 @@ LABELS = ("groupcoord (fsync)", "groupcoord (no fsync)", "Kafka")
 def describe(workload: str, ops: int) -> str:
     kind, _, size = workload.partition("-")
     if kind == "commits":
-        return f"OffsetCommit ({ops:,} per run)"
+        groups = int(size.split("-")[0])
+        return f"OffsetCommit, 50 connections, {groups} group{'s' if groups > 1 else ''} ({ops:,} per run)"
     if kind == "heartbeats":
         return f"heartbeats, {int(size):,} members ({ops:,} per run)"
     groups, members = (int(n) for n in size.split("x"))
