@@ -76,3 +76,16 @@ def test_rebalance(benchmark, server, loop, members):
                            rounds=5, warmup_rounds=1)
     finally:
         loop.run_until_complete(generator.close())
+
+
+@pytest.mark.parametrize("workload", ["commits", "heartbeats"])
+def test_request_path_profiles(workload: str) -> None:
+    """``benches/request_path.py``, the in-process harness the profiles in docs/benchmarks.md
+    come from, still runs and reports a figure."""
+    import subprocess
+
+    script = Path(__file__).with_name("request_path.py")
+    done = subprocess.run([sys.executable, str(script), workload, "--connections", "5", "--rounds", "20"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f"{workload}: 100 requests, " in done.stdout and "us of CPU" in done.stdout, done.stdout

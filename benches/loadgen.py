@@ -256,6 +256,17 @@ class Member:
             raise RuntimeError(f"SyncGroup answered {Errors(response.error_code).name}")
 
 
+async def find_coordinator(connection: Connection, group: str) -> None:
+    """Ask for ``group``'s coordinator until it is answered without error."""
+    request = frame(FindCoordinatorRequest(key=group), FIND_COORDINATOR_VERSION, 1)
+    deadline = time.monotonic() + COORDINATOR_WAIT_S
+    while (error := Errors(decode(await connection.call(request), FindCoordinatorResponse,
+                                  FIND_COORDINATOR_VERSION).error_code)) != Errors.NONE:  # type: ignore[attr-defined]
+        if error not in RETRIABLE or time.monotonic() > deadline:
+            raise RuntimeError(f"FindCoordinator answered {error.name}")
+        await asyncio.sleep(0.1)
+
+
 class LoadGenerator:
     """One group of ``members`` members, each on its own connection."""
 
@@ -266,8 +277,11 @@ class LoadGenerator:
         self.leader: Member | None = None
 
     async def connect(self) -> None:
+        """Open the members' connections and find the group's coordinator, as clients do
+        before they join (on Kafka that creates ``__consumer_offsets``)."""
         for _ in range(self.size):
             self.members.append(Member(await Connection.open(self.host, self.port)))
+        await find_coordinator(self.members[0].connection, self.group)
 
     async def close(self) -> None:
         for member in self.members:
@@ -382,15 +396,8 @@ class CommitLoad:
         ``__consumer_offsets``) and commit once on each, until answered without error."""
         for _ in self.requests:
             self.connections.append(await Connection.open(self.host, self.port))
-        finder = self.connections[0]
         for group in self.groups:
-            request = frame(FindCoordinatorRequest(key=group), FIND_COORDINATOR_VERSION, 1)
-            deadline = time.monotonic() + COORDINATOR_WAIT_S
-            while (error := Errors(decode(await finder.call(request), FindCoordinatorResponse,
-                                          FIND_COORDINATOR_VERSION).error_code)) != Errors.NONE:  # type: ignore[attr-defined]
-                if error not in RETRIABLE or time.monotonic() > deadline:
-                    raise RuntimeError(f"FindCoordinator answered {error.name}")
-                await asyncio.sleep(0.1)
+            await find_coordinator(self.connections[0], group)
         for connection, request in zip(self.connections, self.requests):
             self.expected.append(await expect_none(connection, request, OffsetCommitResponse, COMMIT_VERSION))
 
