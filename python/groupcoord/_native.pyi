@@ -585,6 +585,11 @@ class Channel:
 
     def send(self, data: bytes) -> None:
         """Queue ``data`` to be written after everything sent before it."""
+    def try_write(self, data: bytes) -> bool:
+        """Write ``data`` now, on the calling thread, if nothing sent before it is still
+        queued; what the socket does not take at once is queued for the thread. True if all of
+        it was written (or dropped: the channel is closed or its socket failed); False if some
+        of it waits for the thread, which must then be woken."""
     @property
     def queued(self) -> int:
         """Bytes sent but not yet written to the socket."""

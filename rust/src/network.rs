@@ -41,7 +41,7 @@ struct Counters {
 }
 
 enum Op {
-    Open(u64, TcpStream, Arc<Counters>),
+    Open(u64, Arc<TcpStream>, Arc<Counters>),
     Send(u64, Vec<u8>),
     /// Close the channel's descriptor; with `flush`, after one last try at writing what is
     /// queued (a client that half-closed still reads its answers).
@@ -82,6 +82,9 @@ pub struct Sender {
 pub struct Channel {
     id: u64,
     shared: Arc<Shared>,
+    /// The loop's own hold on the socket, for [`Channel::try_write`]; let go when the channel
+    /// closes, so that the thread's dropping its own closes the descriptor.
+    stream: Option<Arc<TcpStream>>,
     counters: Arc<Counters>,
     closed: bool,
 }
@@ -115,12 +118,16 @@ impl Sender {
         }
         self.next_id += 1;
         let counters = Arc::new(Counters::default());
-        state
-            .ops
-            .push(Op::Open(self.next_id, socket, Arc::clone(&counters)));
+        let stream = Arc::new(socket);
+        state.ops.push(Op::Open(
+            self.next_id,
+            Arc::clone(&stream),
+            Arc::clone(&counters),
+        ));
         Ok(Channel {
             id: self.next_id,
             shared: Arc::clone(&self.shared),
+            stream: Some(stream),
             counters,
             closed: false,
         })
@@ -169,6 +176,37 @@ impl Channel {
         state.ops.push(Op::Send(self.id, data.to_vec()));
     }
 
+    /// Write `data` now, on the calling thread, if nothing sent before it is still queued;
+    /// what the socket does not take at once is queued for the thread. True if all of it was
+    /// written (or dropped: the channel is closed or its socket failed), false if some of it
+    /// waits for the thread, which must then be woken.
+    ///
+    /// The thread never writes to a socket with nothing queued, and only the caller queues, so
+    /// the two never write to one socket at the same time.
+    pub fn try_write(&self, data: &[u8]) -> bool {
+        let Some(stream) = self.stream.as_deref().filter(|_| !data.is_empty()) else {
+            return true;
+        };
+        if self.queued() > 0 {
+            self.send(data);
+            return false;
+        }
+        let mut written = 0;
+        while written < data.len() {
+            match (&*stream).write(&data[written..]) {
+                Ok(n) => written += n,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(_) => return true, // the client went away: the loop hears of it itself
+            }
+        }
+        if written == data.len() {
+            return true;
+        }
+        self.send(&data[written..]);
+        false
+    }
+
     /// Bytes sent but not yet written to the socket.
     pub fn queued(&self) -> usize {
         self.counters.queued.load(Ordering::Relaxed)
@@ -195,6 +233,7 @@ impl Channel {
             return;
         }
         self.closed = true;
+        self.stream = None;
         let mut state = self.shared.lock();
         if state.stopped {
             return;
@@ -214,7 +253,7 @@ impl Drop for Channel {
 
 /// A socket on the network thread, with what it could not take yet.
 struct Socket {
-    stream: TcpStream,
+    stream: Arc<TcpStream>,
     backlog: VecDeque<Vec<u8>>,
     /// Bytes of `backlog`'s first buffer already written.
     written: usize,
@@ -250,7 +289,7 @@ impl Socket {
     /// Write as much of the backlog as the socket takes now.
     fn write(&mut self) {
         while let Some(front) = self.backlog.front() {
-            match self.stream.write(&front[self.written..]) {
+            match (&*self.stream).write(&front[self.written..]) {
                 Ok(n) => {
                     self.written += n;
                     self.counters.queued.fetch_sub(n, Ordering::Relaxed);
@@ -483,6 +522,32 @@ mod tests {
             .unwrap();
         let mut byte = [0u8; 1];
         notified.read_exact(&mut byte).unwrap();
+        sender.stop();
+    }
+
+    #[test]
+    fn a_write_on_the_callers_thread_keeps_the_order_of_what_is_queued() {
+        let (mut sender, _notified) = start();
+        let (server, mut client) = pair();
+        let channel = sender.open(server).unwrap();
+        assert!(
+            channel.try_write(b"first "),
+            "nothing queued: written at once"
+        );
+        channel.send(b"second ");
+        assert!(
+            !channel.try_write(b"third"),
+            "behind a queued answer: queued too"
+        );
+        sender.wake();
+        assert_eq!(read_exactly(&mut client, 18), b"first second third");
+        let big = vec![5u8; 16 << 20];
+        assert!(
+            !channel.try_write(&big),
+            "more than the socket takes: the rest is queued"
+        );
+        sender.wake();
+        assert_eq!(read_exactly(&mut client, 16 << 20), big);
         sender.stop();
     }
 

@@ -9,6 +9,12 @@ turn of the loop. Each connection's answers are written in order, from a duplica
 descriptor, so that a descriptor the loop closes and the system reuses never receives an
 answer meant for another connection (a connection holds two descriptors).
 
+Handing an answer over costs the time it takes the thread to wake, which a client waiting for
+that one answer notices (a rebalance is a chain of such waits). So the first
+:data:`WRITES_PER_TURN` answers of a turn of the loop are written on the loop itself when
+nothing of their connection is still queued; the thread writes the rest, which a turn answering
+many connections at once (a heartbeat per member, a group's JoinGroup answers) has plenty of.
+
 A connection whose answers pile up unwritten (past :data:`WRITE_HIGH_WATER`: a client that
 does not read) is not served until the thread has written them down to
 :data:`WRITE_LOW_WATER`, as asyncio's transports pause and resume writing: the thread tells
@@ -35,6 +41,8 @@ WRITE_HIGH_WATER = 65_536
 written (asyncio's own transports pause at the same mark)."""
 WRITE_LOW_WATER = 16_384
 """Queued bytes at or below which a paused connection is served again."""
+WRITES_PER_TURN = 8
+"""Answers of one turn of the loop written on the loop itself (the others by the thread)."""
 
 
 class Writer(Protocol):
@@ -50,7 +58,9 @@ class NetworkThread:
         self._notified.setblocking(False)
         self._sender = _native.Sender(notify.detach())
         loop.add_reader(self._notified.fileno(), self._on_written)
-        self._wake_scheduled = False
+        self._turn_ends = False
+        self._writes_left = WRITES_PER_TURN
+        self._wake = False
         self._paused: dict[_native.Channel, Writer] = {}
         self._stopped = False
 
@@ -67,13 +77,20 @@ class NetworkThread:
         return self._sender.open(fd)
 
     def send(self, channel: _native.Channel, data: bytes, writer: Writer) -> bool:
-        """Queue ``data`` on ``channel`` (the thread writes it at the end of this turn).
-        Returns False if the channel's unwritten answers passed :data:`WRITE_HIGH_WATER`:
-        ``writer.resume_writing`` is called once they are down to :data:`WRITE_LOW_WATER`."""
-        channel.send(data)
-        if not self._wake_scheduled:
-            self._wake_scheduled = True
-            self._loop.call_soon(self._wake)
+        """Write ``data`` on ``channel``: now, or queued for the thread, which is woken at the
+        end of this turn. Returns False if the channel's unwritten answers passed
+        :data:`WRITE_HIGH_WATER`: ``writer.resume_writing`` is called once they are down to
+        :data:`WRITE_LOW_WATER`."""
+        if not self._turn_ends:
+            self._turn_ends = True
+            self._loop.call_soon(self._end_turn)
+        if self._writes_left:
+            self._writes_left -= 1
+            if channel.try_write(data):
+                return True
+        else:
+            channel.send(data)
+        self._wake = True
         if channel.queued <= WRITE_HIGH_WATER:
             return True
         self._paused[channel] = writer
@@ -84,9 +101,12 @@ class NetworkThread:
         """``channel`` is closed: its writer is not resumed."""
         self._paused.pop(channel, None)
 
-    def _wake(self) -> None:
-        self._wake_scheduled = False
-        self._sender.wake()
+    def _end_turn(self) -> None:
+        self._turn_ends = False
+        self._writes_left = WRITES_PER_TURN
+        if self._wake:
+            self._wake = False
+            self._sender.wake()
 
     def _on_written(self) -> None:
         try:

@@ -70,6 +70,14 @@ impl Channel {
         self.inner.send(data);
     }
 
+    /// Write ``data`` now, on the calling thread, if nothing sent before it is still queued;
+    /// what the socket does not take at once is queued for the thread. True if all of it was
+    /// written (or dropped: the channel is closed or its socket failed); False if some of it
+    /// waits for the thread, which must then be woken.
+    fn try_write(&self, data: &[u8]) -> bool {
+        self.inner.try_write(data)
+    }
+
     /// Bytes sent but not yet written to the socket.
     #[getter]
     fn queued(&self) -> usize {
