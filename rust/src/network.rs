@@ -259,6 +259,8 @@ struct Socket {
     written: usize,
     counters: Arc<Counters>,
     failed: bool,
+    /// The last write found the socket full.
+    stalled: bool,
 }
 
 impl Socket {
@@ -286,11 +288,35 @@ impl Socket {
                 .is_ok()
     }
 
-    /// Write as much of the backlog as the socket takes now.
-    fn write(&mut self) {
+    /// Write as much of the backlog as the socket takes now. Before a write that would bring
+    /// the queue down to the loop's mark, write the notification first: the client cannot
+    /// have read those bytes before the loop can see it, so a client that waits for them finds
+    /// its connection served again.
+    fn write(&mut self, mut notify: Option<&mut UnixStream>) {
         while let Some(front) = self.backlog.front() {
+            let chunk = front.len() - self.written;
+            let mark = self.counters.notify_below.load(Ordering::Relaxed);
+            if mark != 0
+                && !self.stalled
+                && self
+                    .counters
+                    .queued
+                    .load(Ordering::Relaxed)
+                    .saturating_sub(chunk)
+                    <= mark
+                && self
+                    .counters
+                    .notify_below
+                    .compare_exchange(mark, 0, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok()
+            {
+                if let Some(notify) = notify.as_deref_mut() {
+                    let _ = notify.write(&[1]);
+                }
+            }
             match (&*self.stream).write(&front[self.written..]) {
                 Ok(n) => {
+                    self.stalled = false;
                     self.written += n;
                     self.counters.queued.fetch_sub(n, Ordering::Relaxed);
                     if self.written == front.len() {
@@ -299,7 +325,12 @@ impl Socket {
                     }
                 }
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    // Not announced again before the client has read some of it: one that
+                    // does not read would otherwise be announced at every retry.
+                    self.stalled = true;
+                    return;
+                }
                 Err(_) => {
                     self.fail();
                     return;
@@ -357,7 +388,7 @@ fn run(shared: &Shared, mut notify: UnixStream) {
         let mut drained = false;
         for id in touched.drain(..) {
             if let Some(socket) = sockets.get_mut(&id) {
-                socket.write();
+                socket.write(Some(&mut notify));
                 drained |= socket.take_notification();
                 if socket.waiting() {
                     waiting.insert(id);
@@ -383,6 +414,7 @@ fn apply(sockets: &mut HashMap<u64, Socket>, ops: Vec<Op>, touched: &mut Vec<u64
                     written: 0,
                     counters,
                     failed: false,
+                    stalled: false,
                 };
                 sockets.insert(id, socket);
             }
@@ -395,7 +427,7 @@ fn apply(sockets: &mut HashMap<u64, Socket>, ops: Vec<Op>, touched: &mut Vec<u64
             Op::Close(id, flush) => {
                 if let Some(mut socket) = sockets.remove(&id) {
                     if flush {
-                        socket.write();
+                        socket.write(None);
                     }
                     socket.fail(); // what is left is dropped with the descriptor
                 }

@@ -118,6 +118,8 @@ class NetworkThread:
             if channel.queued <= WRITE_LOW_WATER:
                 del self._paused[channel]
                 writer.resume_writing()
+            else:  # notified just before the last write, which the socket took only in part
+                channel.notify_below(WRITE_LOW_WATER)
 
     def stop(self) -> None:
         """Write what is queued (one try per socket), close the descriptors, stop the thread."""
