@@ -41,6 +41,7 @@ from groupcoord.format import codec
 from kafka_broker import JVM_TOOL_OPTIONS, KafkaBroker, java
 from loadgen import CommitLoad, LoadGenerator, create_topic, rebalance_together
 from offsets_data import segment
+from process_stats import busy_cpu_seconds, cpu_seconds, rss_bytes, run_measured
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "server"))
 from server_process import ServerProcess  # noqa: E402  (the tests' helper: one way to run it)
@@ -67,6 +68,7 @@ REBALANCES = [(1, scaled(1000, 20)), (10, scaled(100, 10))]  # (groups, members 
 REBALANCES_PER_RUN = scaled(5, 1)
 DUMP_BYTES = scaled(100 << 20, 256 << 10)
 DUMP_ROUNDS = scaled(3, 1)
+TOOL_TIMEOUT_S = 600
 
 
 @dataclass
@@ -74,19 +76,6 @@ class Server:
     name: str
     port: int
     pid: int
-
-
-def cpu_seconds(pid: int) -> float:
-    """utime + stime of every thread of ``pid`` so far."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_bytes(pid: int) -> int:
-    with open(f"/proc/{pid}/status") as status:
-        line = next(line for line in status if line.startswith("VmRSS:"))
-    return int(line.split()[1]) * 1024
 
 
 @pytest.fixture(scope="module")
@@ -205,13 +194,6 @@ class Rebalances(Workload):
             await group.close()
 
 
-def busy_cpu_seconds() -> float:
-    """CPU seconds every CPU of the machine has been busy (hypervisor steal included)."""
-    with open("/proc/stat") as stat:
-        fields = [int(f) for f in stat.readline().split()[1:9]]
-    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
-
-
 def measure(loop: asyncio.AbstractEventLoop, server: Server, run: Callable[[], Awaitable[float]]) -> dict[str, float]:
     """One run: its seconds, the server's and the generator's CPU seconds, the server's RSS
     after, and the share of the machine's CPUs that everything else kept busy meanwhile (the
@@ -255,36 +237,13 @@ def test_vs_kafka(benchmark: Any, servers: dict[str, Server], loop: asyncio.Abst
 
 
 def _timed(command: list[str]) -> dict[str, float]:
-    """Run ``command`` with its output to /dev/null; its wall seconds, CPU seconds and peak RSS.
-
-    The peak is the process's own ``VmHWM``, read while it runs: the ``ru_maxrss`` that
-    ``wait4`` reports carries this (large) process's peak over through the fork and exec."""
+    """Run ``command`` with its output to /dev/null; its wall seconds, CPU seconds and peak RSS."""
     with tempfile.TemporaryFile() as errors:
-        started = time.perf_counter()
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=errors)
-        peak = 0
-        while True:
-            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-            if pid:
-                break
-            peak = max(peak, _high_water_mark(process.pid))
-            time.sleep(0.02)
-        seconds = time.perf_counter() - started
-        process.returncode = os.waitstatus_to_exitcode(status)
+        run = run_measured(command, subprocess.DEVNULL, errors, timeout=TOOL_TIMEOUT_S)
         errors.seek(0)
         said = errors.read().decode(errors="replace")
-    assert process.returncode == 0, f"{command[:4]} exited {process.returncode}: {said[-2000:]}"
-    return {"seconds": seconds, "cpu_s": usage.ru_utime + usage.ru_stime, "max_rss": peak}
-
-
-def _high_water_mark(pid: int) -> int:
-    """``VmHWM`` of a running process, in bytes (0 once it has exited)."""
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            line = next((line for line in status if line.startswith("VmHWM:")), "VmHWM: 0 kB")
-    except FileNotFoundError:
-        return 0
-    return int(line.split()[1]) * 1024
+    assert run.returncode == 0, f"{command[:4]} exited {run.returncode}: {said[-2000:]}"
+    return {"seconds": run.seconds, "cpu_s": run.cpu_s, "max_rss": run.max_rss}
 
 
 def dump_with_groupcoord(path: Path) -> list[str]:
