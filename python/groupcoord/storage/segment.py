@@ -320,13 +320,13 @@ class LogSegment:
                     raise ValueError(f"{self.path}: no whole batch at byte {position}")
                 data = os.pread(self.fd, announced, position)
             for batch in walk_batches(data, base_position=position):
+                self._saw_timestamp(batch.max_timestamp, batch.last_offset)
                 if since_entry > self.index_interval_bytes:
                     self.index.offsets.append(batch.last_offset)
                     self.index.positions.append(batch.position)
                     self._time_entry(in_memory=True)
                     since_entry = 0
                 since_entry += batch.size
-                self._saw_timestamp(batch.max_timestamp, batch.last_offset)
                 self.next_offset = batch.last_offset + 1
                 position = batch.position + batch.size
         self._bytes_since_index_entry = since_entry
