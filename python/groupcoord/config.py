@@ -163,6 +163,11 @@ class Config:
         "How far after the broker's clock a CreateTime record's timestamp may be.",
         at_least=0,
     )
+    fetch_max_bytes: int = setting(
+        57_671_680,
+        "The most bytes a Fetch is answered with, whatever it asks for.",
+        at_least=1024,
+    )
     log_flush_interval_messages: int = setting(
         1,
         "Records appended to __consumer_offsets before it is fsynced (1: durable before the "

@@ -30,8 +30,8 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from groupcoord.config import Config
 from groupcoord.format import codec

@@ -453,14 +453,15 @@ class PartitionLog:
         """Kafka's ``LocalLog.read`` up to the high watermark: the stored bytes from the batch
         that holds ``offset``, at most ``max_bytes`` of them unless ``min_one`` and the first
         batch is larger (then that batch whole), cut at the high watermark. The last batch may
-        be cut short, as Kafka sends it; clients drop such a partial batch. Returns the bytes
+        be cut short, as Kafka sends it (clients drop such a partial batch); when the first
+        one does not fit and ``min_one`` is false, nothing is read. Returns the bytes
         and the segment's base offset, or None when ``offset`` is outside
-        [log start offset, high watermark] (the caller answers OFFSET_OUT_OF_RANGE); no bytes
-        at the high watermark itself. Reads the file with ``pread``: no record is decoded."""
+        [log start offset, log end offset] (the caller answers OFFSET_OUT_OF_RANGE); no bytes
+        at or past the high watermark. Reads the file with ``pread``: no record is decoded."""
         with self.lock:
             segments = self.segments
             hw_segment, hw_position = self._high_watermark_at
-            if offset < segments[0].base_offset or offset > self.high_watermark:
+            if offset < segments[0].base_offset or offset > max(self.high_watermark, self.next_offset):
                 return None
             index = bisect.bisect_right([s.base_offset for s in segments], offset) - 1
             while index < len(segments) - 1 and offset >= segments[index].next_offset:
@@ -473,11 +474,11 @@ class PartitionLog:
         if position >= end:
             return b"", segment.base_offset
         size = min(max_bytes, end - position)
-        if min_one:
-            header = segment.read(position, LOG_OVERHEAD)
-            first = batch_size_at(header, 0)
-            if first is not None and first > size:
-                size = min(first, end - position)
+        first = batch_size_at(segment.read(position, LOG_OVERHEAD), 0)
+        if first is not None and first > size:
+            # Kafka's minOneMessage: the first batch whole; otherwise nothing rather than
+            # part of a batch the client could not use.
+            size = min(first, end - position) if min_one else 0
         return segment.read(position, size) if size > 0 else b"", segment.base_offset
 
     def bytes_available(self, offset: int, up_to: int) -> int:

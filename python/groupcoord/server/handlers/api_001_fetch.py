@@ -1,46 +1,52 @@
-"""Fetch (key 1): enough for consumers to poll topics that hold no data.
+"""Fetch (key 1): records read from the data topics' logs, long-polled in the purgatory.
 
-Every partition is empty (log start, high watermark and last stable offset 0), so a Fetch at
-offset 0 finds nothing and waits in the fetch purgatory until its ``max_wait_ms`` (Kafka's
-DelayedFetch; clients refetch in a tight loop otherwise), then gets empty, non-null records
-(librdkafka rejects null ones). It is answered at once when it asks for nothing, accepts no
-wait (``max_wait_ms`` <= 0 or ``min_bytes`` <= 0), or has a partition in error: an unknown
-topic or partition (UNKNOWN_TOPIC_OR_PARTITION; UNKNOWN_TOPIC_ID by id), or an offset other
-than 0 (OFFSET_OUT_OF_RANGE, after which the client applies its reset policy).
+Kafka's ``KafkaApis.handleFetchRequest`` and ``ReplicaManager.fetchMessages`` for a consumer
+on one node: each partition is read (:meth:`ReplicaManager.read`: whole stored batches from
+the one holding the fetch offset, never a record decoded) in request order, each at most its
+``partition_max_bytes`` and all together at most ``max_bytes`` (capped by ``fetch.max.bytes``),
+except that the first batch of the first partition with data is sent whole however large
+(KIP-74). The answer goes at once when ``max_wait_ms`` <= 0, nothing was asked, a partition is
+in error, or ``min_bytes`` were found; otherwise the Fetch waits as a DelayedFetch
+(:mod:`groupcoord.server.delayed_fetch`) until an append brings ``min_bytes`` or
+``max_wait_ms`` passes, then reads again and answers. Records are never null (librdkafka
+rejects a null record set).
 
 Version notes:
 
-- v4+: isolation_level, last_stable_offset, aborted transactions (none); v5+ log_start_offset.
-- v7+: fetch sessions (KIP-227). No session is ever created (session_id 0 in every answer,
-  so clients keep sending full requests); a request naming a session gets
-  FETCH_SESSION_ID_NOT_FOUND.
+- v4+: isolation_level, last_stable_offset and aborted transactions (null for
+  read_uncommitted, empty for read_committed: no transaction is ever aborted here); v5+
+  log_start_offset.
+- v7+: fetch sessions (KIP-227): see :mod:`groupcoord.server.fetch_sessions`.
 - v11+: preferred_read_replica, always -1.
 - v13+: topics are named by topic id (from Metadata v10+) instead of by name.
-- v15+: the replica id moves into the tagged replica_state; v16 node_endpoints (only sent
-  with leader errors, so never here); v17 replica_directory_id.
+- v15+: the replica id moves into the tagged replica_state; v17 replica_directory_id.
 """
 
 from __future__ import annotations
 
 from groupcoord.errors import Errors
+from groupcoord.log import TopicPartition
 from groupcoord.protocol.messages.fetch import (
     FetchableTopicResponse,
     FetchRequest,
     FetchResponse,
+    FetchTopic,
     PartitionData,
 )
 from groupcoord.server.broker import Broker
 from groupcoord.server.registry import RequestContext, handler
+from groupcoord.server.replica_manager import ReadResult
 from groupcoord.server.topics import Topic
 
 NO_SESSION = 0
 NO_OFFSET = -1
+READ_COMMITTED = 1
 
 
 def _failed(partition: int, error: Errors) -> PartitionData:
     return PartitionData(
         partition_index=partition, error_code=error, high_watermark=NO_OFFSET,
-        last_stable_offset=NO_OFFSET, log_start_offset=NO_OFFSET, aborted_transactions=[],
+        last_stable_offset=NO_OFFSET, log_start_offset=NO_OFFSET, aborted_transactions=None,
         records=b"",
     )
 
@@ -57,38 +63,87 @@ def _error_response(request: FetchRequest, version: int, error: Errors) -> Fetch
 
 @handler(FetchRequest, versions="0-17", error_response=_error_response)
 def fetch(broker: Broker, request: FetchRequest, ctx: RequestContext) -> None:
-    by_id = ctx.api_version >= 13
     if request.session_id != NO_SESSION:
         ctx.respond(FetchResponse(error_code=Errors.FETCH_SESSION_ID_NOT_FOUND))
         return
-    errors = False
-    responses = []
-    for wanted in request.topics:
+    by_id = ctx.api_version >= 13
+    replicas = broker.replicas
+    # (topic entry, partition entry, the partition, or the error known before reading)
+    wanted: list[tuple[FetchTopic, list[tuple[int, TopicPartition | None, int, int, Errors | None]]]] = []
+    for entry in request.topics:
         topic: Topic | None = (
-            broker.topics.by_id(wanted.topic_id) if by_id else broker.topics.get(wanted.topic)
+            broker.topics.by_id(entry.topic_id) if by_id else broker.topics.get(entry.topic)
         )
-        partitions = []
-        for p in wanted.partitions:
-            if topic is None or not 0 <= p.partition < topic.partitions:
-                error = (
-                    Errors.UNKNOWN_TOPIC_ID if by_id and topic is None
-                    else Errors.UNKNOWN_TOPIC_OR_PARTITION
-                )
-            elif p.fetch_offset != 0:
-                error = Errors.OFFSET_OUT_OF_RANGE
+        partitions: list[tuple[int, TopicPartition | None, int, int, Errors | None]] = []
+        for p in entry.partitions:
+            if topic is None:
+                error = Errors.UNKNOWN_TOPIC_ID if by_id else Errors.UNKNOWN_TOPIC_OR_PARTITION
+                partitions.append((p.partition, None, 0, 0, error))
             else:
-                partitions.append(PartitionData(
-                    partition_index=p.partition, high_watermark=0, last_stable_offset=0,
-                    log_start_offset=0, aborted_transactions=[], records=b"",
+                tp = TopicPartition(topic.name, p.partition)
+                partitions.append((p.partition, tp, p.fetch_offset, p.partition_max_bytes, None))
+        wanted.append((entry, partitions))
+    max_bytes = min(request.max_bytes, broker.config.fetch_max_bytes)
+    min_bytes = min(request.min_bytes, max_bytes)
+    committed = ctx.api_version >= 4 and request.isolation_level == READ_COMMITTED
+
+    def read() -> tuple[FetchResponse, int, bool]:
+        """The answer as of now, the bytes it carries, and whether a partition failed."""
+        left = max_bytes
+        min_one = True
+        total = 0
+        failed = False
+        responses = []
+        for entry, partitions in wanted:
+            answers = []
+            for index, tp, offset, partition_max, known_error in partitions:
+                if tp is None or known_error is not None:
+                    failed = True
+                    answers.append(_failed(index, known_error or Errors.UNKNOWN_TOPIC_OR_PARTITION))
+                    continue
+                result: ReadResult = replicas.read(
+                    tp, offset, max(0, min(partition_max, left)), min_one=min_one
+                )
+                if result.error != Errors.NONE:
+                    failed = True
+                    answers.append(_failed(index, result.error))
+                    continue
+                size = len(result.records)
+                if size:
+                    min_one = False
+                    left -= size
+                    total += size
+                answers.append(PartitionData(
+                    partition_index=index, high_watermark=result.high_watermark,
+                    last_stable_offset=result.last_stable_offset,
+                    log_start_offset=result.log_start_offset,
+                    aborted_transactions=[] if committed else None, records=result.records,
                 ))
-                continue
-            errors = True
-            partitions.append(_failed(p.partition, error))
-        responses.append(FetchableTopicResponse(
-            topic=wanted.topic, topic_id=wanted.topic_id, partitions=partitions,
-        ))
-    response = FetchResponse(session_id=NO_SESSION, responses=responses)
-    if errors or not responses or request.max_wait_ms <= 0 or request.min_bytes <= 0:
+            responses.append(FetchableTopicResponse(
+                topic=entry.topic, topic_id=entry.topic_id, partitions=answers,
+            ))
+        return FetchResponse(session_id=NO_SESSION, responses=responses), total, failed
+
+    response, total, failed = read()
+    if failed or not wanted or request.max_wait_ms <= 0 or total >= min_bytes:
         ctx.respond(response)
-    else:
-        ctx.on_disconnect(broker.fetches.park(request.max_wait_ms, lambda: ctx.respond(response)))
+        return
+    watched = [
+        (tp, offset, partition_max)
+        for _, partitions in wanted for _, tp, offset, partition_max, _ in partitions if tp is not None
+    ]
+
+    def satisfied() -> bool:
+        found = 0
+        for tp, offset, partition_max in watched:
+            available = replicas.bytes_available(tp, offset, partition_max)
+            if available is None:
+                return True
+            found += available
+        return found >= min_bytes
+
+    drop = broker.fetches.park(
+        request.max_wait_ms, [tp for tp, _, _ in watched], satisfied, lambda: ctx.respond(read()[0])
+    )
+    if drop is not None:
+        ctx.on_disconnect(drop)
