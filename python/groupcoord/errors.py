@@ -48,6 +48,7 @@ class Errors(IntEnum):
     NON_EMPTY_GROUP = 68
     GROUP_ID_NOT_FOUND = 69
     FETCH_SESSION_ID_NOT_FOUND = 70
+    INVALID_FETCH_SESSION_EPOCH = 71
     MEMBER_ID_REQUIRED = 79
     GROUP_MAX_SIZE_REACHED = 81
     FENCED_INSTANCE_ID = 82
@@ -55,6 +56,7 @@ class Errors(IntEnum):
     INVALID_RECORD = 87
     UNSTABLE_OFFSET_COMMIT = 88
     UNKNOWN_TOPIC_ID = 100
+    FETCH_SESSION_TOPIC_ID_ERROR = 106
 
 
 def append_error_to_response_error(error: Errors) -> Errors:
