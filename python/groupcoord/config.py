@@ -227,6 +227,12 @@ class Config:
         "",
         "PLAINTEXT://host:port clients are told to connect to; empty: the bound address.",
     )
+    max_incremental_fetch_session_cache_slots: int = setting(
+        1000,
+        "Fetch sessions (KIP-227) the broker keeps, over 8 shards of slots // 8 each; "
+        "fewer than 8 disables them.",
+        at_least=0,
+    )
     socket_request_max_bytes: int = setting(
         104_857_600,
         "The largest request frame accepted; a larger one closes the connection.",
