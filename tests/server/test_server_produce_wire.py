@@ -14,11 +14,13 @@ from pathlib import Path
 
 import pytest
 from kafka.record.default_records import DefaultRecordBatchBuilder
+from protocol_values import request_frame
 from server_process import ServerProcess
 from wire_support import assert_closed, connect, exchange, framed, read_frame
 
 from groupcoord.errors import Errors
 from groupcoord.format import codec
+from groupcoord.protocol import decode_response
 from groupcoord.protocol.messages.fetch import FetchPartition, FetchRequest, FetchResponse, FetchTopic
 from groupcoord.protocol.messages.list_offsets import (
     ListOffsetsPartition,
@@ -33,7 +35,6 @@ from groupcoord.protocol.messages.produce import (
     ProduceResponse,
     TopicProduceData,
 )
-from protocol_values import request_frame
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -246,3 +247,63 @@ def test_bounded_random_produce_bytes_never_reach_the_log(server: ServerProcess)
         assert [b.base_offset for b in written] == accepted
         assert all([r.value for r in b.records] == [b"v%d" % i for i in range(5)] for b in written)
     assert server.alive()
+
+
+def session_fetch(
+    sock: socket.socket, session_id: int, epoch: int, offsets: dict[int, int], *, max_wait_ms: int = 0,
+    correlation_id: int = 20,
+) -> FetchResponse:
+    request = FetchRequest(
+        max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=10**6, session_id=session_id, session_epoch=epoch,
+        topics=[FetchTopic(topic=TOPIC, partitions=[
+            FetchPartition(partition=p, fetch_offset=o, partition_max_bytes=10**6) for p, o in offsets.items()
+        ])] if offsets else [],
+    )
+    return exchange(sock, request, FetchResponse, 11, correlation_id=correlation_id)
+
+
+def test_incremental_fetch_sessions_answer_only_what_changed(server: ServerProcess) -> None:
+    with connect(server) as sock, connect(server) as producer:
+        ends = {p: latest(sock, p) for p in range(PARTITIONS)}
+        full = session_fetch(sock, 0, 0, ends)
+        assert full.error_code == Errors.NONE and full.session_id > 0
+        assert sorted(p.partition_index for p in full.responses[0].partitions) == [0, 1]
+        session = full.session_id
+        # Nothing new: an incremental answer holds no partition.
+        quiet = session_fetch(sock, session, 1, {})
+        assert (quiet.error_code, quiet.session_id, quiet.responses) == (Errors.NONE, session, [])
+        produce(producer, bytes(batch([b"news"])), partition=1)
+        news = session_fetch(sock, session, 2, {})
+        (topic,) = news.responses
+        (changed,) = topic.partitions
+        assert changed.partition_index == 1 and changed.high_watermark == ends[1] + 1
+        assert [r.value for b in codec.read_batches(changed.records or b"") for r in b.records] == [b"news"]
+        # The session still reads partition 1 from where it was (the client did not move it).
+        assert session_fetch(sock, session, 3, {1: ends[1] + 1}).responses == []
+        stale = session_fetch(sock, session, 3, {})
+        assert stale.error_code == Errors.INVALID_FETCH_SESSION_EPOCH
+        assert session_fetch(sock, session + 1, 1, {}).error_code == Errors.FETCH_SESSION_ID_NOT_FOUND
+
+
+def test_a_waiting_fetch_is_answered_by_the_append_not_at_max_wait(server: ServerProcess) -> None:
+    with connect(server) as sock, connect(server) as producer:
+        end = latest(sock, 0)
+        request = FetchRequest(max_wait_ms=20_000, min_bytes=1, max_bytes=10**6, topics=[FetchTopic(
+            topic=TOPIC, partitions=[FetchPartition(partition=0, fetch_offset=end, partition_max_bytes=10**6)])])
+        sock.sendall(framed(request_frame(request, 11, 5, "test")))
+        time.sleep(0.3)  # the Fetch is parked by now (nothing arrives meanwhile)
+        sock.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            sock.recv(1)
+        sock.setblocking(True)
+        sock.settimeout(10)
+        started = time.monotonic()
+        produce(producer, bytes(batch([b"wake"])))
+        frame = read_frame(sock)
+        waited = time.monotonic() - started
+        assert frame is not None
+        _, response = decode_response(frame, FetchResponse, 11)
+        (partition,) = response.responses[0].partitions
+        assert [r.value for b in codec.read_batches(partition.records or b"") for r in b.records] == [b"wake"]
+        # Answered by the append: far from max_wait_ms (20 s), bounded loosely for a loaded machine.
+        assert waited < 5, waited

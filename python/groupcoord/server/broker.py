@@ -10,6 +10,7 @@ from groupcoord.coordinator.clock import Time
 from groupcoord.coordinator.group_coordinator import GroupCoordinator
 from groupcoord.coordinator.runtime import CoordinatorRuntime
 from groupcoord.server.delayed_fetch import FetchPurgatory
+from groupcoord.server.fetch_sessions import FetchManager
 from groupcoord.server.metrics import Metrics
 from groupcoord.server.network import NetworkThread
 from groupcoord.server.replica_manager import ReplicaManager
@@ -47,6 +48,10 @@ class Broker:
         self.replicas = replicas
         """The data topics' partitions: Produce, Fetch, ListOffsets."""
         self.fetches = fetches
+        self.fetch_sessions = FetchManager(
+            config.max_incremental_fetch_session_cache_slots, time.monotonic_ms
+        )
+        """The incremental fetch sessions (KIP-227)."""
         self.metrics = metrics
         self.time = time
         self.network = network
