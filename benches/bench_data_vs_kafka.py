@@ -6,7 +6,8 @@ directory (one disk): ``groupcoord serve`` and Kafka (benches/kafka_broker.py: o
 ``kafka-server-start.sh``'s JVM options). Durability is the same on both: Kafka's flush
 default, ``log.flush.interval.messages`` at its largest (nothing is fsynced before an append is
 acknowledged; the kernel writes the page cache back), set explicitly on both and recorded with
-every result. Every topic has one partition; groupcoord creates them from ``--topic``, Kafka
+every result; groupcoord's data topics always have it (``LogConfig.data_topic``), the setting
+reaching only its ``__consumer_offsets``. Every topic has one partition; groupcoord creates them from ``--topic``, Kafka
 from a Metadata request (``auto.create.topics.enable``, ``num.partitions=1``).
 
 The clients are the tools of Kafka's ``kafka-tools`` jar, each in a JVM of its own with
@@ -17,9 +18,9 @@ The clients are the tools of Kafka's ``kafka-tools`` jar, each in a JVM of its o
   ``batch.size=1048576``) and unbatched (``linger.ms=0``, ``batch.size`` one record's size:
   the producer then sizes every batch for one record, and drains one batch per partition into
   a request, so that every Produce request carries one record; its ``records-per-request-avg``
-  is checked). Not idempotent (``enable.idempotence=false``): acks=1 cannot be, and so the
-  two acks differ in nothing else. Otherwise the producer's defaults (5 requests in flight,
-  no compression).
+  is checked). Not idempotent (``enable.idempotence=false``, here and for the latency): acks=1
+  cannot be, so the two acks differ in nothing else (and groupcoord does not serve
+  InitProducerId). Otherwise the producer's defaults (5 requests in flight, no compression).
 - **consume**: ``ConsumerPerformance`` reading a 1 GiB topic of 1 KiB records from its start,
   as a new group each run; its fetch rate, which leaves the group's join out.
 - **latency**: ``EndToEndLatency``: one 100-byte record at a time, sent, acknowledged
@@ -119,6 +120,8 @@ class Server:
     port: int
     process: subprocess.Popen[bytes]
     log_path: Path
+    client_config: Path
+    """The tools' ``--command-config``: :data:`PRODUCER` (for EndToEndLatency)."""
 
     @property
     def bootstrap(self) -> str:
@@ -344,7 +347,8 @@ class Latency(Workload):
     def command(self, server: Server, records: int) -> list[str]:
         return java("org.apache.kafka.tools.EndToEndLatency", "--bootstrap-server", server.bootstrap,
                     "--topic", self.topic, "--num-records", str(records), "--producer-acks", self.acks,
-                    "--record-size", str(LATENCY_RECORD_SIZE), options=JVM_TOOL_OPTIONS)
+                    "--record-size", str(LATENCY_RECORD_SIZE), "--command-config", str(server.client_config),
+                    options=JVM_TOOL_OPTIONS)
 
     def prepare(self, server: Server) -> None:
         if WARM_UP_SHARE:
@@ -395,17 +399,20 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Serv
     base = tmp_path_factory.mktemp("data-vs-kafka")
     groupcoord = ServerProcess(base / "groupcoord", topics=[f"{topic}:1" for topic in TOPICS], settings=SETTINGS)
     kafka = KafkaBroker(base / "kafka", SETTINGS)
+    client_config = base / "client.properties"
+    client_config.write_text("".join(f"{name}={value}\n" for name, value in PRODUCER.items()))
     started: dict[str, Server] = {}
     try:
         if "groupcoord" in SERVERS:  # first: it is the one that may refuse Produce
             groupcoord.start()
             assert groupcoord.process is not None
-            started["groupcoord"] = Server("groupcoord", groupcoord.port, groupcoord.process, groupcoord.log_path)
+            started["groupcoord"] = Server("groupcoord", groupcoord.port, groupcoord.process, groupcoord.log_path,
+                                           client_config)
             ready(started["groupcoord"])
         if "kafka" in SERVERS:
             kafka.start()
             assert kafka.process is not None
-            started["kafka"] = Server("kafka", kafka.port, kafka.process, kafka.log_path)
+            started["kafka"] = Server("kafka", kafka.port, kafka.process, kafka.log_path, client_config)
             ready(started["kafka"])
         yield started
     finally:
