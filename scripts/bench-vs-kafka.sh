@@ -6,14 +6,18 @@
 #
 #   scripts/bench-vs-kafka.sh [OUT.json] [PYTEST ARGS]   e.g. -k commits; OUT defaults to
 #                                                        .benchmarks/vs_kafka.json
+#
+# KAFKA_BENCH=data_vs_kafka runs benches/bench_data_vs_kafka.py and its report instead (what
+# scripts/bench-data-vs-kafka.sh does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-out=${1:-.benchmarks/vs_kafka.json}
+bench=${KAFKA_BENCH:-vs_kafka}
+out=${1:-.benchmarks/$bench.json}
 shift || true
 python=${PYTHON:-.venv/bin/python}
 [ -x "$python" ] || scripts/setup.sh
 mkdir -p "$(dirname "$out")"
-GROUPCOORD_BENCH_SCALE=full "$python" -m pytest benches/bench_vs_kafka.py -p no:cacheprovider -q \
+GROUPCOORD_BENCH_SCALE=full "$python" -m pytest "benches/bench_$bench.py" -p no:cacheprovider -q \
     --benchmark-json="$out" "$@"
-"$python" benches/report_vs_kafka.py "$out"
+"$python" "benches/report_$bench.py" "$out"
