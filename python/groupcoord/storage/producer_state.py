@@ -80,8 +80,11 @@ __all__ = [
     "ProducerBatch",
     "ProducerStateEntry",
     "ProducerStateManager",
+    "SegmentReader",
     "read_snapshot",
     "rebuild_producer_state",
+    "replay",
+    "segment_batches",
     "snapshot_bytes",
 ]
 
