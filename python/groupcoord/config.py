@@ -223,6 +223,11 @@ class Config:
         "to it; then it forgets the producer's epoch and sequence.",
         at_least=1,
     )
+    producer_id_expiration_check_interval_ms: int = setting(
+        600_000,
+        "How often producers idle for producer.id.expiration.ms are forgotten.",
+        at_least=1,
+    )
     auto_create_topics_enable: bool = setting(
         True,
         "Create unknown topics named in metadata requests.",

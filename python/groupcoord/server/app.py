@@ -173,6 +173,8 @@ class Server:
             connection.close()
         if self._endpoint is not None:
             await self._endpoint.close()
+        if self._replicas is not None:
+            self._replicas.close()
         if self._fetches is not None:
             self._fetches.close()
         if self._readiness is not None:

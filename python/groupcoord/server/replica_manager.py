@@ -20,6 +20,7 @@ moves a partition's high watermark completes it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +32,8 @@ from groupcoord.format import codec
 from groupcoord.log import AppendError, BatchAppend, TopicPartition
 from groupcoord.server.topics import OFFSETS_TOPIC, Topic, TopicRegistry
 from groupcoord.storage import LogManager, PartitionLog
+from groupcoord.storage.producer_append import BatchOutcome, PendingAppend
+from groupcoord.storage.producer_state import NO_PRODUCER_ID, ProducerBatch
 
 __all__ = ["ProduceResult", "ReadResult", "ReplicaManager"]
 
@@ -65,6 +68,19 @@ class ReadResult:
     records: bytes = b""
 
 
+def _duplicate_answer(outcome: BatchOutcome, log_start_offset: int) -> ProduceResult:
+    """A retry of a batch already in the log (or on its way): Kafka answers NONE with the
+    original's offsets and its timestamp as the append time; an original that was never
+    written gets its error."""
+    if outcome.error is not None or outcome.base_offset is None:
+        return ProduceResult(outcome.error or Errors.UNKNOWN_SERVER_ERROR, log_start_offset=log_start_offset)
+    return ProduceResult(
+        base_offset=outcome.base_offset,
+        log_append_time_ms=outcome.timestamp if outcome.timestamp is not None else NO_OFFSET,
+        log_start_offset=log_start_offset,
+    )
+
+
 class ReplicaManager:
     """Appends to and reads from the data topics' partitions; on the event loop."""
 
@@ -74,6 +90,7 @@ class ReplicaManager:
         self.topics = topics
         self.time = time
         self._on_high_watermark: Callable[[TopicPartition], object] | None = None
+        self._expiry: asyncio.TimerHandle | None = None
 
     # --- partitions ------------------------------------------------------------------------------
 
@@ -85,6 +102,21 @@ class ReplicaManager:
         self.topics.before_create = self.open_topic
         for topic in self.topics:
             await self.open_topic(topic)
+        self._schedule_expiry()
+
+    def _schedule_expiry(self) -> None:
+        def expire() -> None:
+            self.remove_expired_producers()
+            self._schedule_expiry()
+
+        delay = self.config.producer_id_expiration_check_interval_ms / 1000
+        self._expiry = asyncio.get_running_loop().call_later(delay, expire)
+
+    def close(self) -> None:
+        if self._expiry is not None:
+            self._expiry.cancel()
+            self._expiry = None
+        self.topics.before_create = None
 
     async def open_topic(self, topic: Topic) -> None:
         for partition in range(topic.partitions):
@@ -169,20 +201,53 @@ class ReplicaManager:
             ))
             return
         append_time = now if settings.log_append_time else None
+        pending: PendingAppend | None = None
+        validator = log.producers
+        if validator is not None and batch.producer_id != NO_PRODUCER_ID:
+            verdict = validator.validate([ProducerBatch(
+                0, batch.last_offset_delta, batch.producer_id, batch.producer_epoch,
+                batch.base_sequence, batch.last_offset_delta, batch.max_timestamp,
+            )])
+            if verdict.duplicate is not None:
+                verdict.duplicate.add_done_callback(
+                    lambda outcome: callback(_duplicate_answer(outcome, log.log_start_offset))
+                )
+                return
+            if verdict.error != Errors.NONE:
+                callback(ProduceResult(verdict.error, log_start_offset=log.log_start_offset))
+                return
+            pending = verdict.accepted
 
         def written(result: int | AppendError) -> None:
             if isinstance(result, AppendError):
+                if pending is not None and validator is not None and result.error != Errors.REQUEST_TIMED_OUT:
+                    # The log failed or is closing: what is in flight is dropped here, and the
+                    # producers' state is rebuilt from the log when the partition reopens.
+                    validator.failed(result.error)
                 callback(ProduceResult(result.error, log_start_offset=log.log_start_offset,
                                        message=str(result) or None))
-            else:
-                callback(ProduceResult(
-                    base_offset=result,
-                    log_append_time_ms=NO_OFFSET if append_time is None else append_time,
-                    log_start_offset=log.log_start_offset,
-                ))
+                return
+            if pending is not None and validator is not None:
+                validator.written(pending, result)
+            callback(ProduceResult(
+                base_offset=result,
+                log_append_time_ms=NO_OFFSET if append_time is None else append_time,
+                log_start_offset=log.log_start_offset,
+            ))
 
         append = BatchAppend(bytearray(records or b""), batch.last_offset_delta + 1, append_time)
         self.logs.append_to(tp, append, written)
+
+    def remove_expired_producers(self) -> None:
+        """Forget the producers idle for ``producer.id.expiration.ms`` in every partition
+        (Kafka's ``removeExpiredProducers``, every
+        ``producer.id.expiration.check.interval.ms``)."""
+        now = self.time.milliseconds()
+        for topic in self.topics:
+            for partition in range(topic.partitions):
+                log = self.logs.log(TopicPartition(topic.name, partition))
+                if log is not None and log.producer_state is not None:
+                    log.producer_state.remove_expired(now)
 
     # --- fetch -----------------------------------------------------------------------------------
 

@@ -2,10 +2,9 @@
 serves (see :mod:`groupcoord.server.registry`). Importing this package registers them all.
 
 Served: the group coordinator's APIs at every version Kafka 4 serves for classic groups and
-the older ones the Python clients send, and enough of Metadata, ListOffsets, Fetch and
-OffsetForLeaderEpoch for consumers to reach ``poll()`` on topics that hold no data, and
-Produce, refused, because librdkafka needs it advertised. InitProducerId gives idempotent
-producers their ids. Nothing else is advertised.
+the older ones the Python clients send; the data plane of one node (Produce, Fetch,
+ListOffsets, OffsetForLeaderEpoch, through :mod:`groupcoord.server.replica_manager`); Metadata;
+and InitProducerId, which gives idempotent producers their ids. Nothing else is advertised.
 """
 
 from groupcoord.server.handlers import (
