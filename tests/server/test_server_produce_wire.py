@@ -354,3 +354,26 @@ def test_idempotent_producers_are_checked_and_deduplicated_across_a_restart(tmp_
     finally:
         if server.alive():
             server.stop()
+
+
+def test_a_damaged_data_partition_is_offline_and_the_others_serve(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path / "data", topics=[f"{TOPIC}:2"]).start()
+    try:
+        with connect(server) as sock:
+            for i in range(3):
+                for partition in (0, 1):
+                    produce(sock, bytes(batch([b"m%d" % i])), partition=partition, correlation_id=i + 1)
+        assert server.stop() == 0
+        segment = tmp_path / "data" / f"{TOPIC}-0" / "00000000000000000000.log"
+        data = bytearray(segment.read_bytes())
+        data[70] ^= 0xFF  # inside the first batch, with valid batches after it: not a torn tail
+        segment.write_bytes(bytes(data))
+        server.start()
+        with connect(server) as sock:
+            assert produce(sock, bytes(batch([b"x"])), partition=0).error_code == Errors.KAFKA_STORAGE_ERROR
+            assert produce(sock, bytes(batch([b"y"])), partition=1, correlation_id=2).base_offset == 3
+        assert "wire-0 is offline" in server.log()
+        assert segment.read_bytes() == bytes(data)  # refused, never truncated
+    finally:
+        if server.alive():
+            server.stop()

@@ -40,6 +40,8 @@ __all__ = ["ProduceResult", "ReadResult", "ReplicaManager"]
 logger = logging.getLogger("groupcoord.server")
 
 NO_OFFSET = -1
+REOPEN_DELAY_S = 5.0
+"""How long a partition whose log failed stays closed before it is opened again."""
 ADMIN_CLIENT_ID = "__admin_client"
 """The only client Kafka lets produce to an internal topic."""
 
@@ -91,6 +93,10 @@ class ReplicaManager:
         self.time = time
         self._on_high_watermark: Callable[[TopicPartition], object] | None = None
         self._expiry: asyncio.TimerHandle | None = None
+        self._reopening: set[asyncio.Future[None]] = set()
+        self.offline: dict[TopicPartition, str] = {}
+        """Partitions that could not be opened, and why."""
+        logs.add_data_failure_listener(self._log_failed)
 
     # --- partitions ------------------------------------------------------------------------------
 
@@ -117,12 +123,41 @@ class ReplicaManager:
             self._expiry.cancel()
             self._expiry = None
         self.topics.before_create = None
+        for reopening in self._reopening:
+            reopening.cancel()
 
     async def open_topic(self, topic: Topic) -> None:
+        """Open the partitions of ``topic``. One that cannot be opened (damaged by the
+        corruption policy's rules, or a failing disk) stays offline, logged: its requests get
+        KAFKA_STORAGE_ERROR, and the other partitions serve."""
         for partition in range(topic.partitions):
-            tp = TopicPartition(topic.name, partition)
+            await self._open(TopicPartition(topic.name, partition))
+
+    async def _open(self, tp: TopicPartition) -> None:
+        try:
             log = await self.logs.open_log(tp)
-            log.on_acknowledged = self._acknowledged
+        except (OSError, ValueError) as error:  # LogDamagedError is a ValueError
+            self.offline[tp] = str(error)
+            logger.error("%s-%d is offline: %s", tp.topic, tp.partition, error)
+            return
+        self.offline.pop(tp, None)
+        log.on_acknowledged = self._acknowledged
+
+    def _log_failed(self, tp: TopicPartition) -> None:
+        """A write or fsync of ``tp`` failed (its appends fail KAFKA_STORAGE_ERROR): close it,
+        then open it again, which recovers it from its files (a failed fsync keeps it offline
+        until a restart)."""
+        self.offline[tp] = "a write to its log failed"
+
+        async def reopen() -> None:
+            await self.logs.close_log(tp)
+            await asyncio.sleep(REOPEN_DELAY_S)
+            if self._expiry is not None:  # not closed meanwhile
+                await self._open(tp)
+
+        task = asyncio.ensure_future(reopen())
+        self._reopening.add(task)
+        task.add_done_callback(self._reopening.discard)
 
     def _acknowledged(self, log: PartitionLog) -> None:
         if self._on_high_watermark is not None:
@@ -136,10 +171,13 @@ class ReplicaManager:
 
     def partition_error(self, tp: TopicPartition) -> Errors | None:
         """Why ``tp`` cannot be read or written here, or None: Kafka's
-        UNKNOWN_TOPIC_OR_PARTITION for a partition not in the metadata, and
-        NOT_LEADER_OR_FOLLOWER for one known but not (yet, or any more) open here."""
+        UNKNOWN_TOPIC_OR_PARTITION for a partition not in the metadata, KAFKA_STORAGE_ERROR
+        for one offline, and NOT_LEADER_OR_FOLLOWER for one known but not (yet, or any more)
+        open here."""
         if not self.topics.has_partition(tp.topic, tp.partition):
             return Errors.UNKNOWN_TOPIC_OR_PARTITION
+        if tp in self.offline:
+            return Errors.KAFKA_STORAGE_ERROR
         if self.logs.log(tp) is None:
             return Errors.NOT_LEADER_OR_FOLLOWER
         return None
