@@ -19,8 +19,8 @@ The clients are the tools of Kafka's ``kafka-tools`` jar, each in a JVM of its o
   the producer then sizes every batch for one record, and drains one batch per partition into
   a request, so that every Produce request carries one record; its ``records-per-request-avg``
   is checked). Not idempotent (``enable.idempotence=false``, here and for the latency): acks=1
-  cannot be, so the two acks differ in nothing else (and groupcoord does not serve
-  InitProducerId). Otherwise the producer's defaults (5 requests in flight, no compression).
+  cannot be, so the two acks differ in nothing else. Otherwise the producer's defaults (5
+  requests in flight, no compression).
 - **consume**: ``ConsumerPerformance`` reading a 1 GiB topic of 1 KiB records from its start,
   as a new group each run; its fetch rate, which leaves the group's join out.
 - **latency**: ``EndToEndLatency``: one 100-byte record at a time, sent, acknowledged
