@@ -1,7 +1,7 @@
 """The Java client (kafka-clients, pinned in ``java/pom.xml``): built once per test run.
 
 Java 17 and Maven come from the machine; Maven fetches kafka-clients from Maven Central into
-``java/lib`` (ignored by git) on the first run, and javac compiles ``java/src/main/java`` into
+``java/lib`` (ignored by git) when it does not hold the pinned version yet, and javac compiles ``java/src/main/java`` into
 ``java/classes``. ``JavaClient`` forms a group and administers it; its data-plane modes are
 ``DataClient``'s.
 """
@@ -9,6 +9,7 @@ Java 17 and Maven come from the machine; Maven fetches kafka-clients from Maven 
 from __future__ import annotations
 
 import functools
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -22,8 +23,12 @@ def java_client_classpath() -> str:
     mvn, javac = shutil.which("mvn"), shutil.which("javac")
     assert mvn and javac, "the Java client tests need Maven and a JDK (17+) on the PATH"
     lib, classes = JAVA / "lib", JAVA / "classes"
-    subprocess.run([mvn, "-q", "-B", "dependency:copy-dependencies", f"-DoutputDirectory={lib}"],
-                   cwd=JAVA, check=True, timeout=600)
+    version = re.search(r"<artifactId>kafka-clients</artifactId>\s*<version>([^<]+)</version>",
+                        (JAVA / "pom.xml").read_text())
+    assert version, "java/pom.xml pins no kafka-clients version"
+    if not (lib / f"kafka-clients-{version.group(1)}.jar").exists():  # Maven takes seconds even when done
+        subprocess.run([mvn, "-q", "-B", "dependency:copy-dependencies", f"-DoutputDirectory={lib}"],
+                       cwd=JAVA, check=True, timeout=600)
     classes.mkdir(exist_ok=True)
     sources = sorted(str(source) for source in (JAVA / "src/main/java").glob("*.java"))
     subprocess.run([javac, "-d", str(classes), "-cp", f"{lib}/*", *sources], check=True, timeout=300)
