@@ -37,12 +37,14 @@ def is_disjoint_cover(assignments: Sequence[Iterable[int]], partitions: int) -> 
 class ClientProcess:
     """A client in a process of its own that prints one line per event: its lines as they
     arrive, each with the monotonic time the test read it (a reader thread reads them at once).
-    Its standard error goes to ``stderr`` (a file's path, for failure messages) or nowhere."""
+    Its standard error goes to ``stderr`` (a file's path, for failure messages) or nowhere; its
+    standard input is a pipe (:meth:`tell`) if ``stdin``, else empty."""
 
-    def __init__(self, command: Sequence[str], stderr: Path | None = None) -> None:
+    def __init__(self, command: Sequence[str], stderr: Path | None = None, stdin: bool = False) -> None:
         self.stderr = stderr
         with open(stderr, "wb") if stderr else open(os.devnull, "wb") as errors:
-            self.process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True)
+            self.process = subprocess.Popen(command, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                                            stdout=subprocess.PIPE, stderr=errors, text=True)
         self.lines: list[tuple[float, str]] = []
         """(time read, line) in order; appended to by the reader thread."""
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -61,6 +63,12 @@ class ClientProcess:
         """A consumer's partitions: those of its last ``assigned`` line (none before the first)."""
         assigned = self.words("assigned")
         return {int(p) for p in assigned[-1][0].split(",")} if assigned and assigned[-1] else set()
+
+    def tell(self, line: str) -> None:
+        """Write ``line`` to its standard input."""
+        assert self.process.stdin is not None
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
 
     def errors(self) -> str:
         """The end of what it wrote to standard error, for a failure message."""
@@ -89,8 +97,9 @@ class ClientProcess:
             self.process.kill()
             self.process.wait(10)
         self._reader.join(10)
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                stream.close()
 
 
 class ConsumerProcess(ClientProcess):

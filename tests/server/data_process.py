@@ -1,6 +1,6 @@
 """A Python client producing or consuming in a process of its own, for the data-plane suites.
 
-    python data_process.py produce CLIENT BOOTSTRAP TOPIC COMPRESSIONS COUNT KEYS INTERVAL_MS
+    python data_process.py produce CLIENT BOOTSTRAP TOPIC COMPRESSIONS COUNT KEYS INTERVAL_MS START
     python data_process.py consume CLIENT BOOTSTRAP GROUP TOPIC SESSION_MS MAX_RECORDS PAUSE_MS
     python data_process.py tail CLIENT BOOTSTRAP TOPIC PARTITION MAX_WAIT_MS
 
@@ -12,7 +12,9 @@ CLIENT is kafka-python, aiokafka or confluent-kafka; the Java client
   another's, INTERVAL_MS apart; then each flushes. Message ``seq`` (the producers' messages
   numbered one producer after another from 0: :class:`Plan`) has key :func:`key` and value
   :func:`value`. Prints ``acked PARTITION OFFSET SEQ`` or ``failed SEQ ERROR`` as each
-  delivery completes.
+  delivery completes. START ``now`` sends at once; ``on-go`` prints ``ready`` once its
+  producers exist and sends when a line arrives on its standard input (so that several
+  producers start sending together).
 * ``consume``: joins GROUP subscribed to TOPIC from the earliest offset, at most MAX_RECORDS a
   poll, and after each non-empty poll prints ``record PARTITION OFFSET KEY VALUE`` for each
   record, then ``committing P:O,...`` (the next offsets), commits them synchronously and prints
@@ -67,11 +69,18 @@ class Plan:
     """What ``produce`` sends: COUNT messages from each of its producers (one per compression),
     in turns; message ``seq`` is the ``seq % count``-th of producer ``seq // count``."""
 
-    def __init__(self, compressions: str, count: int, keys: int, interval_ms: int) -> None:
+    def __init__(self, compressions: str, count: int, keys: int, interval_ms: int, start: str) -> None:
         self.compressions = compressions.split(",")
         self.count = count
         self.keys = keys
         self.interval_s = interval_ms / 1000
+        self.on_go = {"now": False, "on-go": True}[start]
+
+    def ready(self) -> None:
+        """Return when it is time to send."""
+        if self.on_go:
+            emit("ready")
+            sys.stdin.readline()
 
     def messages(self) -> Iterable[tuple[int, int, bytes, bytes]]:
         """(producer index, seq, key, value) in the order they are sent."""
@@ -103,6 +112,7 @@ def produce_kafka_python(bootstrap: str, topic: str, plan: Plan) -> None:
         )
         for compression in plan.compressions
     ]
+    plan.ready()
     for index, seq, k, v in plan.messages():
         producers[index].send(topic, key=k, value=v).add_callback(acked(seq)).add_errback(failed(seq))
         plan.pace()
@@ -130,6 +140,7 @@ def produce_confluent_kafka(bootstrap: str, topic: str, plan: Plan) -> None:
         })
         for compression in plan.compressions
     ]
+    plan.ready()
     for index, seq, k, v in plan.messages():
         producers[index].produce(topic, value=v, key=k, on_delivery=delivered(seq))
         producers[index].poll(0)
@@ -143,6 +154,15 @@ def produce_confluent_kafka(bootstrap: str, topic: str, plan: Plan) -> None:
 def produce_aiokafka(bootstrap: str, topic: str, plan: Plan) -> None:
     from aiokafka import AIOKafkaProducer
 
+    def delivered(seq: int) -> Callable[[asyncio.Future[Any]], None]:
+        def report(future: asyncio.Future[Any]) -> None:
+            error = future.exception()
+            if error is not None:
+                failed(seq)(error)
+            else:
+                acked(seq)(future.result())
+        return report
+
     async def main() -> None:
         producers = [
             AIOKafkaProducer(
@@ -154,15 +174,16 @@ def produce_aiokafka(bootstrap: str, topic: str, plan: Plan) -> None:
         for producer in producers:
             await producer.start()
         try:
+            await asyncio.to_thread(plan.ready)
             sent = []
             for index, seq, k, v in plan.messages():
-                sent.append((seq, await producers[index].send(topic, value=v, key=k)))
+                future = await producers[index].send(topic, value=v, key=k)
+                future.add_done_callback(delivered(seq))
+                sent.append(future)
                 await asyncio.sleep(plan.interval_s)
-            for seq, future in sent:
-                try:
-                    acked(seq)(await asyncio.wait_for(future, FLUSH_TIMEOUT_S))
-                except Exception as error:  # reported, as the other clients' errbacks do
-                    failed(seq)(error)
+            _, pending = await asyncio.wait(sent, timeout=FLUSH_TIMEOUT_S)
+            if pending:
+                emit("failed", -1, f"{len(pending)} messages undelivered after {FLUSH_TIMEOUT_S} s")
         finally:
             for producer in producers:
                 await producer.stop()
@@ -343,10 +364,10 @@ def tail_aiokafka(bootstrap: str, topic: str, partition: int, max_wait_ms: int) 
 def main(argv: list[str]) -> None:
     mode, client, *args = argv
     if mode == "produce":
-        bootstrap, topic, compressions, count, keys, interval_ms = args
+        bootstrap, topic, compressions, count, keys, interval_ms, start = args
         producer = {"kafka-python": produce_kafka_python, "aiokafka": produce_aiokafka,
                     "confluent-kafka": produce_confluent_kafka}[client]
-        producer(bootstrap, topic, Plan(compressions, int(count), int(keys), int(interval_ms)))
+        producer(bootstrap, topic, Plan(compressions, int(count), int(keys), int(interval_ms), start))
     elif mode == "consume":
         bootstrap, group, topic, session_ms, max_records, pause_ms = args
         consumer = {"kafka-python": consume_kafka_python, "aiokafka": consume_aiokafka,

@@ -47,14 +47,20 @@ class Record(NamedTuple):
 
 
 class ProducerProcess(ClientProcess):
-    """``produce``: numbered keyed messages, each compression in turn (``count`` each)."""
+    """``produce``: numbered keyed messages, ``count`` from a producer per compression; with
+    ``on_go``, it sends once told to (:meth:`go`)."""
 
     def __init__(self, client: str, bootstrap: str, topic: str, stderr: Path, *,
-                 compressions: Sequence[str] = COMPRESSIONS, count: int = 100, interval_ms: int = 0) -> None:
+                 compressions: Sequence[str] = COMPRESSIONS, count: int = 100, interval_ms: int = 0,
+                 on_go: bool = False) -> None:
+        self.client = client
         self.compressions = list(compressions)
         self.count = count
         super().__init__(command(client, "produce", bootstrap, topic, ",".join(compressions), count, KEYS,
-                                 interval_ms), stderr)
+                                 interval_ms, "on-go" if on_go else "now"), stderr, stdin=on_go)
+
+    def go(self) -> None:
+        self.tell("go")
 
     @property
     def total(self) -> int:
@@ -71,12 +77,18 @@ class ProducerProcess(ClientProcess):
     def failed(self) -> list[list[str]]:
         return self.words("failed")
 
+    def healthy(self) -> bool:
+        """True, unless it has exited before having everything acknowledged (then fail)."""
+        if self.process.poll() is not None and len(self.acked()) < self.total:
+            self.finish(0)
+        return True
+
     def finish(self, timeout: float = PRODUCE_TIMEOUT_S) -> dict[int, tuple[int, int]]:
         """Wait until it has sent everything; every message must have been acknowledged, once."""
         code = self.wait(timeout)
         acked = self.acked()
         assert code == 0 and not self.failed() and sorted(acked) == list(range(self.total)), (
-            f"the producer exited {code}, {len(acked)} of {self.total} acknowledged, "
+            f"the {self.client} producer exited {code}, {len(acked)} of {self.total} acknowledged, "
             f"failures {self.failed()[:5]}: {self.errors()}"
         )
         assert len(self.words("acked")) == self.total, "a message was acknowledged twice"
@@ -205,9 +217,9 @@ class Processes:
         return self.directory / f"{len(self.started)}-{name}.stderr"
 
     def producer(self, client: str, bootstrap: str, topic: str, *, compressions: Sequence[str] = COMPRESSIONS,
-                 count: int = 100, interval_ms: int = 0) -> ProducerProcess:
+                 count: int = 100, interval_ms: int = 0, on_go: bool = False) -> ProducerProcess:
         process = ProducerProcess(client, bootstrap, topic, self._stderr(f"produce-{client}"),
-                                  compressions=compressions, count=count, interval_ms=interval_ms)
+                                  compressions=compressions, count=count, interval_ms=interval_ms, on_go=on_go)
         self.started.append(process)
         return process
 

@@ -35,7 +35,8 @@ pytestmark = [pytest.mark.timeout(180), pytest.mark.clients]
 
 TOPICS = {f"{test}-{client}": PARTITIONS for test in ("group", "resume") for client in CLIENTS}
 RESUME_MESSAGES = 600
-"""Read 10 a poll, with a 50 ms pause after each: seconds of reading, to kill a consumer in."""
+"""Read 10 a poll with a 100 ms pause after each, about 200 a consumer take two seconds: time
+to kill one mid-stream."""
 
 
 @pytest.fixture(scope="module", params=SERVERS)
@@ -105,16 +106,16 @@ def test_the_group_resumes_from_the_committed_offsets_after_a_consumer_is_killed
     * the group's committed offsets end at the log ends.
     """
     topic = group = f"resume-{client}"
-    consumers = [processes.consumer(client, target.bootstrap, group, topic, max_records=10, pause_ms=50)
+    consumers = [processes.consumer(client, target.bootstrap, group, topic, max_records=10, pause_ms=100)
                  for _ in range(3)]
     wait_settled(consumers, PARTITIONS, WAIT_S * 2)
     producer = processes.producer(client, target.bootstrap, topic, compressions=["lz4"], count=RESUME_MESSAGES)
-    acked = producer.finish()
     victim, survivors = consumers[0], consumers[1:]
-    wait_for(lambda: victim.commits() and len(victim.records()) >= 30, WAIT_S,
+    wait_for(lambda: producer.healthy() and victim.commits() and len(victim.records()) >= 30, WAIT_S,
              "the consumer to be killed to read and commit")
     owned = victim.current()
     killed_at = victim.kill()
+    acked = producer.finish()
     read_before_kill = {r.partition: r.offset for r in victim.records()}
     assert any(read_before_kill.get(p, -1) + 1 < log_ends(acked).get(p, 0) for p in owned), (
         "the killed consumer had read everything already")

@@ -55,11 +55,13 @@ def timed(target: DataServer) -> int:
     producer = KafkaProducer(bootstrap_servers=target.bootstrap)
     try:
         for partition, timestamps in TIMESTAMPS.items():
+            sent = []
             for n, stamp in enumerate(timestamps):
-                producer.send(TIMED, value=f"{partition}-{n}".encode(), partition=partition, timestamp_ms=base + stamp)
-                if partition == 0:
-                    producer.flush(30)
-        producer.flush(30)
+                sent.append(producer.send(TIMED, value=f"{partition}-{n}".encode(), partition=partition,
+                                          timestamp_ms=base + stamp))
+                if partition == 0:  # acknowledged before the next is sent: a batch each
+                    sent[-1].get(30)
+            assert [f.get(30).offset for f in sent] == list(range(len(timestamps)))
     finally:
         producer.close(30)
     return base
@@ -188,10 +190,10 @@ def test_consumer_groups_describe_shows_the_lag_of_a_partial_commit(target: Data
     committed offset, that offset, the log end offset and their difference."""
     producer = KafkaProducer(bootstrap_servers=target.bootstrap)
     try:
-        for partition, count in LAG_MESSAGES.items():
-            for n in range(count):
-                producer.send(LAGGING, value=b"%d" % n, partition=partition)
-        producer.flush(30)
+        sent = [producer.send(LAGGING, value=b"%d" % n, partition=partition)
+                for partition, count in LAG_MESSAGES.items() for n in range(count)]
+        for future in sent:
+            future.get(30)
     finally:
         producer.close(30)
     consumer = KafkaConsumer(bootstrap_servers=target.bootstrap, group_id="lag-group", enable_auto_commit=False)

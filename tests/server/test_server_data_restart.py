@@ -31,10 +31,11 @@ pytestmark = [pytest.mark.timeout(300), pytest.mark.clients, pytest.mark.java]
 
 PARTITIONS = 3
 TOPICS = {f"crash-{client}": PARTITIONS for client in CLIENTS}
-MESSAGES = 2000
+MESSAGES = 3000
 INTERVAL_MS = 2
-"""Seconds of sending, so that the kill comes mid-stream and sending goes on after the restart."""
-ACKED_BEFORE_KILL = 200
+"""Over 6 s of sending, from when all four start together: the kill comes mid-stream and
+sending goes on after a quick restart."""
+ACKED_BEFORE_KILL = 100
 DOWN_S = 0.5
 """How long the server stays dead: long enough for every producer to see it gone."""
 READ_TIMEOUT_S = 60.0
@@ -53,18 +54,18 @@ def crashed(target: DataServer, tmp_path_factory: pytest.TempPathFactory) -> Ite
     try:
         producers = {
             client: processes.producer(client, target.bootstrap, f"crash-{client}", compressions=["lz4"],
-                                       count=MESSAGES, interval_ms=INTERVAL_MS)
+                                       count=MESSAGES, interval_ms=INTERVAL_MS, on_go=True)
             for client in CLIENTS
         }
-
-        def sending() -> bool:
-            for client, producer in producers.items():
-                if producer.process.poll() is not None and len(producer.acked()) < ACKED_BEFORE_KILL:
-                    raise AssertionError(f"the {client} producer exited {producer.process.returncode}, "
-                                         f"failures {producer.failed()[:3]}: {producer.errors()}")
-            return all(len(p.acked()) >= ACKED_BEFORE_KILL for p in producers.values())
-
-        wait_for(sending, 60, "every producer to have messages acknowledged")
+        wait_for(lambda: all([p.healthy() for p in producers.values()])
+                 and all(p.words("ready") for p in producers.values()), 60, "every producer to be ready")
+        for producer in producers.values():
+            producer.go()
+        wait_for(lambda: all([p.healthy() for p in producers.values()])
+                 and all(len(p.acked()) >= ACKED_BEFORE_KILL for p in producers.values()),
+                 60, "every producer to have messages acknowledged")
+        finished = {c: len(p.acked()) for c, p in producers.items() if p.process.poll() is not None}
+        assert not finished, f"producers finished before the crash, with so many acknowledged: {finished}"
         target.kill()
         time.sleep(DOWN_S)
         target.restart()

@@ -1,3 +1,6 @@
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -28,7 +31,7 @@ import org.apache.kafka.common.serialization.StringSerializer;
  * for the Python clients (its docstring describes them):
  *
  * <pre>
- * produce BOOTSTRAP TOPIC COMPRESSIONS COUNT KEYS INTERVAL_MS
+ * produce BOOTSTRAP TOPIC COMPRESSIONS COUNT KEYS INTERVAL_MS START
  * consume BOOTSTRAP GROUP TOPIC SESSION_MS MAX_RECORDS PAUSE_MS
  * tail    BOOTSTRAP TOPIC PARTITION MAX_WAIT_MS
  * offsets BOOTSTRAP TOPIC PARTITIONS TIMESTAMPS
@@ -49,7 +52,7 @@ final class DataClient {
     static void main(String[] args) throws Exception {
         switch (args[0]) {
             case "produce" -> produce(args[1], args[2], args[3].split(","), Integer.parseInt(args[4]),
-                Integer.parseInt(args[5]), Integer.parseInt(args[6]));
+                Integer.parseInt(args[5]), Integer.parseInt(args[6]), args[7].equals("on-go"));
             case "consume" -> consume(args[1], args[2], args[3], args[4], args[5], Integer.parseInt(args[6]));
             case "tail" -> tail(args[1], args[2], Integer.parseInt(args[3]), args[4]);
             case "offsets" -> offsets(args[1], args[2], Integer.parseInt(args[3]), args[4]);
@@ -72,7 +75,7 @@ final class DataClient {
 
     /** One producer per compression, all at once, sending in turns (tests/server/data_process.py's Plan). */
     private static void produce(String bootstrap, String topic, String[] compressions, int count, int keys,
-                                int intervalMs) throws InterruptedException {
+                                int intervalMs, boolean onGo) throws InterruptedException, IOException {
         List<KafkaProducer<String, String>> producers = new ArrayList<>();
         for (String compression : compressions) {
             Properties p = new Properties();
@@ -82,6 +85,10 @@ final class DataClient {
             p.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
             p.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
             producers.add(new KafkaProducer<>(p));
+        }
+        if (onGo) {
+            emit("ready");
+            new BufferedReader(new InputStreamReader(System.in)).readLine();
         }
         for (int n = 0; n < count; n++) {
             for (int index = 0; index < compressions.length; index++) {
