@@ -17,6 +17,7 @@ def test_kafka_defaults() -> None:
     assert c.offsets_topic_num_partitions == 50
     assert c.offsets_retention_minutes == 10080
     assert c.offset_metadata_max_bytes == 4096
+    assert c.max_incremental_fetch_session_cache_slots == 1000
 
 
 def test_retention_minutes_computed_as_long() -> None:
@@ -42,6 +43,7 @@ def test_from_properties_parses_types_and_keeps_unknown() -> None:
         ("group.max.size", "0", "at least 1"),
         ("group.max.size", "four", "must be int"),
         ("auto.create.topics.enable", "yes", "true or false"),
+        ("max.incremental.fetch.session.cache.slots", "-1", "at least 0"),
     ],
 )
 def test_bad_values_rejected(name: str, value: str, message: str) -> None:

@@ -62,7 +62,9 @@ def test_segments_roll_at_segment_bytes_with_kafka_names_and_an_offset_index(tmp
     names = sorted(p.name for p in directory.iterdir())
     logs = [n for n in names if n.endswith(".log")]
     assert len(logs) == len(log.segments) > 5
-    assert names == sorted(logs + [n.replace(".log", ".index") for n in logs])
+    assert names == sorted(
+        logs + [n.replace(".log", suffix) for n in logs for suffix in (".index", ".timeindex")]
+    )
     for segment in log.segments:
         data = segment.path.read_bytes()
         batches = list(walk_batches(data))

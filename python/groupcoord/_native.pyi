@@ -782,3 +782,87 @@ def decode_segment_arrow(
 
 def arrow_schema() -> Any:
     """The ``pyarrow.Schema`` of :func:`decode_arrow`."""
+
+# --- produce validation ----------------------------------------------------------------------
+
+class ProduceValidationError(ValueError):
+    """A produced batch refused as a Kafka leader refuses it (``ProduceRequest.validateRecords``,
+    ``UnifiedLog.analyzeAndValidateRecords``, ``LogValidator``)."""
+
+    error_code: int
+    """Kafka's error code for the partition's produce response: INVALID_RECORD (87),
+    CORRUPT_MESSAGE (2), MESSAGE_TOO_LARGE (10), INVALID_TIMESTAMP (32),
+    UNSUPPORTED_COMPRESSION_TYPE (76), or UNKNOWN_SERVER_ERROR (-1) where Kafka's own check
+    fails with an unexpected exception (a compression id above 4, records that do not
+    decompress)."""
+    message: str
+    """Kafka's message, without the topic partition. Kafka's response carries one only with
+    ``record_errors``."""
+    record_errors: list[tuple[int, str]]
+    """The records at fault, (index in the batch, message); empty when the batch itself is."""
+
+@final
+class ProduceBatch:
+    """What a valid produced batch says; equal when every field is."""
+
+    @property
+    def size(self) -> int:
+        """Bytes of the batch, its 12-byte prefix included: all of the input."""
+    @property
+    def record_count(self) -> int: ...
+    @property
+    def last_offset_delta(self) -> int: ...
+    @property
+    def first_timestamp(self) -> int:
+        """The header's base timestamp."""
+    @property
+    def max_timestamp(self) -> int:
+        """The largest record timestamp (-1 if none is above -1); ``now_ms`` for a
+        LogAppendTime topic."""
+    @property
+    def offset_of_max_timestamp_delta(self) -> int:
+        """Offset delta of the first record holding ``max_timestamp`` (-1 if none); for a
+        LogAppendTime topic, Kafka's: the last record uncompressed, the first compressed."""
+    @property
+    def producer_id(self) -> int: ...
+    @property
+    def producer_epoch(self) -> int: ...
+    @property
+    def base_sequence(self) -> int: ...
+    @property
+    def last_sequence(self) -> int:
+        """``base_sequence + last_offset_delta``, wrapping past 2^31-1 to 0; -1 without a
+        base sequence."""
+    @property
+    def is_transactional(self) -> bool: ...
+    @property
+    def compression(self) -> str:
+        """"none", "gzip", "snappy", "lz4" or "zstd"."""
+
+def validate_produce(
+    data: _Buffer,
+    *,
+    max_message_bytes: int,
+    require_keys: bool,
+    log_append_time: bool,
+    now_ms: int,
+    before_max_ms: int,
+    after_max_ms: int,
+    allow_zstd: bool,
+) -> ProduceBatch:
+    """Check one partition's ``records`` of a Produce request (v3+: exactly one magic-2 batch)
+    as a Kafka leader does before appending it, in Kafka's order; raise
+    :class:`ProduceValidationError` with Kafka's error code on the first check that fails.
+    Every record is read (decompressed): all records are checked before a refusal for keys
+    (``require_keys``, a compacted topic) or timestamps (CreateTime outside
+    ``[now_ms - before_max_ms, now_ms + after_max_ms]``; the LogAppendTime bit set by the
+    producer), which lists them in ``record_errors``. Bytes after the batch are refused, so the
+    input can be appended as it is."""
+
+def assign_offsets(
+    batch: bytearray, base_offset: int, partition_leader_epoch: int, log_append_time_ms: int | None
+) -> None:
+    """Give a batch :func:`validate_produce` accepted its place in the log, in place: its base
+    offset and partition leader epoch (outside the CRC), and with ``log_append_time_ms`` (a
+    LogAppendTime topic) the LogAppendTime timestamp type and max timestamp, the CRC computed
+    again (Kafka's ``setMaxTimestamp``)."""

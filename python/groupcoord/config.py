@@ -144,14 +144,40 @@ class Config:
         "The largest record batch the log accepts.",
         at_least=0,
     )
+    log_segment_bytes: int = setting(
+        1_073_741_824,
+        "Size at which a segment of a data topic is rolled (Kafka's segment.bytes default).",
+        at_least=1_048_576,
+    )
+    log_message_timestamp_type: str = setting(
+        "CreateTime",
+        "Data topics' timestamp type: CreateTime (the producer's) or LogAppendTime (the broker's).",
+    )
+    log_message_timestamp_before_max_ms: int = setting(
+        9_223_372_036_854_775_807,
+        "How far before the broker's clock a CreateTime record's timestamp may be.",
+        at_least=0,
+    )
+    log_message_timestamp_after_max_ms: int = setting(
+        3_600_000,
+        "How far after the broker's clock a CreateTime record's timestamp may be.",
+        at_least=0,
+    )
+    fetch_max_bytes: int = setting(
+        57_671_680,
+        "The most bytes a Fetch is answered with, whatever it asks for.",
+        at_least=1024,
+    )
     log_flush_interval_messages: int = setting(
         1,
-        "Records appended before the log is fsynced (1: durable before the response).",
+        "Records appended to __consumer_offsets before it is fsynced (1: durable before the "
+        "response). Data topics keep Kafka's default: no fsync but at roll and close.",
         at_least=1,
     )
     log_flush_interval_ms: int = setting(
         -1,
-        "Most milliseconds between fsyncs; -1 leaves it to log.flush.interval.messages.",
+        "Most milliseconds between fsyncs of __consumer_offsets; -1 leaves it to "
+        "log.flush.interval.messages.",
         at_least=-1,
     )
     log_cleaner_delete_retention_ms: int = setting(
@@ -200,6 +226,12 @@ class Config:
     advertised_listeners: str = setting(
         "",
         "PLAINTEXT://host:port clients are told to connect to; empty: the bound address.",
+    )
+    max_incremental_fetch_session_cache_slots: int = setting(
+        1000,
+        "Fetch sessions (KIP-227) the broker keeps, over 8 shards of slots // 8 each; "
+        "fewer than 8 disables them.",
+        at_least=0,
     )
     socket_request_max_bytes: int = setting(
         104_857_600,
@@ -262,6 +294,8 @@ class Config:
             )
         if self.log_roll_ms == 0:
             raise ValueError("log.roll.ms must be at least 1, or -1 to use log.roll.hours")
+        if self.log_message_timestamp_type not in ("CreateTime", "LogAppendTime"):
+            raise ValueError("log.message.timestamp.type must be CreateTime or LogAppendTime")
         self.owned_partitions()
         self.advertised_address()
 

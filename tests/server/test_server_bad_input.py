@@ -13,7 +13,6 @@ import struct
 import subprocess
 import time
 import uuid
-from typing import TypeVar
 
 import pytest
 from client_support import PARTITIONS, TOPIC, is_disjoint_cover
@@ -21,11 +20,11 @@ from kafka import KafkaConsumer, TopicPartition
 from kafka.structs import OffsetAndMetadata
 from protocol_values import request_frame, sample_message
 from server_process import ServerProcess, wait_for
+from wire_support import READ_TIMEOUT_S, api_versions, assert_closed, connect, exchange, framed, read_frame
 
 from groupcoord.errors import Errors
 from groupcoord.protocol import decode_response
-from groupcoord.protocol import Request, Response
-from groupcoord.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from groupcoord.protocol.messages.api_versions import ApiVersionsResponse
 from groupcoord.protocol.messages.describe_groups import DescribeGroupsRequest, DescribeGroupsResponse
 from groupcoord.protocol.messages.fetch import FetchPartition, FetchRequest, FetchTopic
 from groupcoord.protocol.messages.heartbeat import HeartbeatRequest
@@ -54,76 +53,12 @@ from groupcoord.protocol.messages.offset_fetch import (
     OffsetFetchResponse,
 )
 from groupcoord.protocol.primitives import MAX_STRING_LENGTH
-from groupcoord.protocol.messages.produce import (
-    PartitionProduceData,
-    ProduceRequest,
-    ProduceResponse,
-    TopicProduceData,
-)
-from groupcoord.server.handlers import api_000_produce
 from groupcoord.server.registry import HANDLERS
 
 pytestmark = pytest.mark.timeout(180)
 
-R = TypeVar("R", bound=Response)
-
-READ_TIMEOUT_S = 10.0
 FUZZ_FRAMES = 3000
 FUZZ_TIME_S = 40.0
-
-
-def connect(server: ServerProcess) -> socket.socket:
-    sock = socket.create_connection(("127.0.0.1", server.port), timeout=READ_TIMEOUT_S)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return sock
-
-
-def read_frame(sock: socket.socket) -> bytes | None:
-    """One response frame (after its size), or None if the server closed the connection."""
-    prefix = read_exactly(sock, 4)
-    if prefix is None:
-        return None
-    (size,) = struct.unpack(">i", prefix)
-    return read_exactly(sock, size)
-
-
-def read_exactly(sock: socket.socket, n: int) -> bytes | None:
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        if not chunk:
-            return None
-        data += chunk
-    return data
-
-
-def framed(frame: bytes) -> bytes:
-    return struct.pack(">i", len(frame)) + frame
-
-
-def exchange(sock: socket.socket, request: Request, response_type: type[R], version: int,
-             client_id: str = "test", correlation_id: int = 1) -> R:
-    """Send ``request`` and read its answer, which must come (the connection stays open)."""
-    sock.sendall(framed(request_frame(request, version, correlation_id, client_id)))
-    frame = read_frame(sock)
-    assert frame is not None, "the server closed the connection instead of answering"
-    header, response = decode_response(frame, response_type, version)
-    assert header.correlation_id == correlation_id
-    assert isinstance(response, response_type)
-    return response
-
-
-def api_versions(sock: socket.socket, version: int = 3, correlation_id: int = 1) -> ApiVersionsResponse:
-    request = ApiVersionsRequest(client_software_name="test", client_software_version="1")
-    return exchange(sock, request, ApiVersionsResponse, version, correlation_id=correlation_id)
-
-
-def assert_closed(sock: socket.socket) -> None:
-    """The server closes the connection (reads EOF, or a reset) without answering."""
-    try:
-        assert sock.recv(1) == b""
-    except ConnectionResetError:
-        pass
 
 
 def assert_serving(server: ServerProcess) -> None:
@@ -164,23 +99,6 @@ def test_api_versions_at_an_unknown_version_whose_header_does_not_parse_is_close
         sock.sendall(framed(struct.pack(">hhih", 18, 99, 7, -1)))  # no tagged-fields byte
         assert read_frame(sock) is None
     assert server.alive()
-
-
-def test_produce_is_refused_and_acks_0_gets_no_answer(server):
-    request = ProduceRequest(acks=1, timeout_ms=1000, topic_data=[TopicProduceData(
-        name=TOPIC, partition_data=[PartitionProduceData(index=0, records=b"")])])
-    with connect(server) as sock:
-        sock.sendall(framed(request_frame(request, 9, 1, "test")))
-        frame = read_frame(sock)
-        assert frame is not None
-        _, response = decode_response(frame, ProduceResponse, 9)
-        (partition,) = response.responses[0].partition_responses
-        assert partition.error_code == Errors.POLICY_VIOLATION
-        assert partition.error_message == api_000_produce.REFUSAL
-        request.acks = 0
-        sock.sendall(framed(request_frame(request, 9, 2, "test")))
-        # No answer to acks=0: the next request's answer is the next frame.
-        assert api_versions(sock, correlation_id=3).error_code == Errors.NONE
 
 
 @pytest.mark.parametrize("case", [

@@ -13,15 +13,11 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from groupcoord.errors import Errors
+from groupcoord.log import TopicPartition as TopicPartition
 
 NO_GENERATION = -1
 NO_LEADER = ""
 UNKNOWN_MEMBER_ID = ""
-
-
-class TopicPartition(NamedTuple):
-    topic: str
-    partition: int
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,10 @@ records alive at once), :func:`iter_segment_json` as ``groupcoord dump-log``'s J
 batch (schema: :func:`arrow_schema`). Writing: :func:`write_batch`, :func:`write_records`,
 :func:`write_control_batch`, :func:`encode_key`, :func:`encode_value`. Corrupt or truncated input raises :class:`CorruptRecordError` (a
 ``ValueError``) naming the byte position.
+
+Producing: :func:`validate_produce` checks a client's batch as a Kafka leader does (a refusal
+raises :class:`ProduceValidationError` with Kafka's error code), :func:`assign_offsets` gives
+it its offsets in place.
 """
 
 from groupcoord._native import (
@@ -27,11 +31,14 @@ from groupcoord._native import (
     OffsetsRecord,
     OpaqueKey,
     OpaqueValue,
+    ProduceBatch,
+    ProduceValidationError,
     Record,
     RecordBatch,
     RecordIterator,
     UnsupportedVersionError,
     arrow_schema,
+    assign_offsets,
     decode_arrow,
     decode_assignment,
     decode_key,
@@ -53,6 +60,7 @@ from groupcoord._native import (
     read_batches,
     read_segment,
     valid_prefix_length,
+    validate_produce,
     write_batch,
     write_control_batch,
     write_records,
@@ -81,12 +89,15 @@ __all__ = [
     "OffsetsRecord",
     "OpaqueKey",
     "OpaqueValue",
+    "ProduceBatch",
+    "ProduceValidationError",
     "Record",
     "RecordBatch",
     "RecordIterator",
     "UnsupportedVersionError",
     "Value",
     "arrow_schema",
+    "assign_offsets",
     "decode_arrow",
     "decode_assignment",
     "decode_key",
@@ -108,6 +119,7 @@ __all__ = [
     "read_batches",
     "read_segment",
     "valid_prefix_length",
+    "validate_produce",
     "write_batch",
     "write_control_batch",
     "write_records",

@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal, NamedTuple, Protocol
 
 from groupcoord.errors import Errors
 from groupcoord.format import codec
@@ -25,13 +25,20 @@ __all__ = [
     "Append",
     "AppendCallback",
     "AppendError",
+    "BatchAppend",
     "LogDamagedError",
     "NO_SEQUENCE",
     "PartitionReader",
     "PartitionWriter",
+    "TopicPartition",
     "encode_append",
     "offsets_taken",
 ]
+
+
+class TopicPartition(NamedTuple):
+    topic: str
+    partition: int
 
 
 NO_SEQUENCE = -1
@@ -116,6 +123,18 @@ class Append:
             raise ValueError("an append needs at least one record")
         if self.control is not None and (self.records or self.producer_id < 0):
             raise ValueError("a transaction marker carries no records and names its producer id")
+
+
+@dataclass(slots=True)
+class BatchAppend:
+    """A record batch a producer sent, validated, written as it is (Produce): the log sets
+    its base offset and partition leader epoch in place and, with ``log_append_time_ms``,
+    stamps it with that time (``message.timestamp.type=LogAppendTime``)."""
+
+    batch: bytearray
+    records: int
+    """The offsets it takes: its last offset delta plus one."""
+    log_append_time_ms: int | None = None
 
 
 def offsets_taken(append: Append) -> int:

@@ -28,12 +28,13 @@ from groupcoord.coordinator.runtime import CoordinatorRuntime
 from groupcoord.server import handlers  # noqa: F401  (importing them registers the handlers)
 from groupcoord.server.broker import Broker, Node
 from groupcoord.server.connection import KafkaConnection
-from groupcoord.server.delayed_fetch import DelayedFetches
+from groupcoord.server.delayed_fetch import FetchPurgatory
 from groupcoord.server.endpoint import HttpEndpoint
 from groupcoord.server.metrics import Metrics
 from groupcoord.server.network import NetworkThread
 from groupcoord.server.open_files import OpenFilesWatch, raise_open_files_limit
 from groupcoord.server.readiness import Readiness
+from groupcoord.server.replica_manager import ReplicaManager
 from groupcoord.server.shutdown import catch_stop_signals, on_stop_signal
 from groupcoord.server.topics import TopicRegistry
 from groupcoord.storage import LogManager
@@ -79,7 +80,8 @@ class Server:
         self._log: LogManager | None = None
         self._listener: asyncio.Server | None = None
         self._endpoint: HttpEndpoint | None = None
-        self._fetches: DelayedFetches | None = None
+        self._fetches: FetchPurgatory | None = None
+        self._replicas: ReplicaManager | None = None
         self._network: NetworkThread | None = None
         self._runtime: CoordinatorRuntime | None = None
         self._readiness: Readiness | None = None
@@ -111,8 +113,10 @@ class Server:
         self._log = LogManager(options.data_dir, config)
         await self._log.start()
         self._runtime = CoordinatorRuntime(config, self._log, time=self.time)
-        self._fetches = DelayedFetches(self.time)
-        self._fetches.start(loop)
+        self._fetches = fetches = FetchPurgatory(self.time)
+        fetches.start(loop)
+        self._replicas = replicas = ReplicaManager(config, self._log, topics, self.time)
+        await replicas.start(fetches.check_and_complete)
         self._network = NetworkThread(loop)
         await self._runtime.start(config.owned_partitions())
         self._readiness = readiness = Readiness(self._runtime)
@@ -120,7 +124,7 @@ class Server:
 
         host, port = config.advertised_address() or (_reachable(options.host), self.port)
         self.broker = broker = Broker(
-            config, Node(config.node_id, host, port), topics, self._runtime, self._fetches,
+            config, Node(config.node_id, host, port), topics, self._runtime, replicas, fetches,
             self.metrics, self.time, self._network, self._log.cleaner,
         )
         self._listener = await loop.create_server(

@@ -1,5 +1,5 @@
-"""What request handlers see: this node, its topics, the coordinator, the parked Fetches and
-the metrics (and what the metrics read: the log cleaner)."""
+"""What request handlers see: this node, its topics and their partitions, the coordinator, the
+parked Fetches and the metrics (and what the metrics read: the log cleaner)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ from groupcoord.config import Config
 from groupcoord.coordinator.clock import Time
 from groupcoord.coordinator.group_coordinator import GroupCoordinator
 from groupcoord.coordinator.runtime import CoordinatorRuntime
-from groupcoord.server.delayed_fetch import DelayedFetches
+from groupcoord.server.delayed_fetch import FetchPurgatory
+from groupcoord.server.fetch_sessions import FetchManager
 from groupcoord.server.metrics import Metrics
 from groupcoord.server.network import NetworkThread
+from groupcoord.server.replica_manager import ReplicaManager
 from groupcoord.server.topics import TopicRegistry
 from groupcoord.storage.cleaner import LogCleaner
 
@@ -31,7 +33,8 @@ class Broker:
         node: Node,
         topics: TopicRegistry,
         runtime: CoordinatorRuntime,
-        fetches: DelayedFetches,
+        replicas: ReplicaManager,
+        fetches: FetchPurgatory,
         metrics: Metrics,
         time: Time,
         network: NetworkThread,
@@ -42,7 +45,13 @@ class Broker:
         self.topics = topics
         self.runtime = runtime
         self.coordinator: GroupCoordinator = runtime.coordinator
+        self.replicas = replicas
+        """The data topics' partitions: Produce, Fetch, ListOffsets."""
         self.fetches = fetches
+        self.fetch_sessions = FetchManager(
+            config.max_incremental_fetch_session_cache_slots, time.monotonic_ms
+        )
+        """The incremental fetch sessions (KIP-227)."""
         self.metrics = metrics
         self.time = time
         self.network = network

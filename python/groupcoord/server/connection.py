@@ -61,7 +61,13 @@ from groupcoord.protocol import (
     frame_size,
 )
 from groupcoord.protocol.headers import API_VERSIONS_KEY
-from groupcoord.server.registry import HANDLERS, Handler, RequestContext, api_versions_table
+from groupcoord.server.registry import (
+    HANDLERS,
+    CloseConnection,
+    Handler,
+    RequestContext,
+    api_versions_table,
+)
 
 if TYPE_CHECKING:
     from groupcoord._native import Channel
@@ -267,12 +273,15 @@ class KafkaConnection(asyncio.Protocol):
             return
         self._respond(in_flight, response)
 
-    def _respond(self, in_flight: RequestContext, response: Response | None) -> None:
+    def _respond(self, in_flight: RequestContext, response: Response | CloseConnection | None) -> None:
         if self._in_flight is not in_flight:
             if not self._closed:
                 log.error("%s answered twice; second answer dropped", in_flight.api_name)
             return
         self._in_flight = None
+        if isinstance(response, CloseConnection):
+            self.close("failed_without_answer")
+            return
         self.broker.metrics.observe_request(
             in_flight.api_name, time.perf_counter() - in_flight.started
         )

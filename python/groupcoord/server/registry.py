@@ -39,6 +39,13 @@ if TYPE_CHECKING:
 R = TypeVar("R", bound=Request)
 
 
+class CloseConnection:
+    """The answer that closes the connection instead (Produce with acks=0 that failed)."""
+
+
+CLOSE_CONNECTION = CloseConnection()
+
+
 class RequestContext:
     """The request being served on a connection: what a handler knows about it besides its
     body, and how it answers. Made by the connection for each request."""
@@ -54,7 +61,7 @@ class RequestContext:
         client_id: str,
         client_host: str,
         started: float,
-        answer: Callable[[RequestContext, Response | None], None],
+        answer: Callable[[RequestContext, Response | CloseConnection | None], None],
     ) -> None:
         self.api_name = api_name
         self.api_version = api_version
@@ -70,6 +77,11 @@ class RequestContext:
     def respond(self, response: Response | None) -> None:
         """Answer the request; None sends nothing (Produce with acks=0 expects no answer)."""
         self._answer(self, response)
+
+    def close_connection(self) -> None:
+        """Answer by closing the connection (Kafka's ``closeConnection``: a failed Produce
+        with acks=0, whose client then refreshes its metadata)."""
+        self._answer(self, CLOSE_CONNECTION)
 
     def on_disconnect(self, cancel: Callable[[], None]) -> None:
         """Register what to call if the client disconnects before the answer: for a request

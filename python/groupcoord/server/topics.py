@@ -1,9 +1,8 @@
-"""The topics this node answers Metadata, ListOffsets and Fetch for, persisted in the data
-directory.
+"""The topics this node serves, persisted in the data directory.
 
-groupcoord stores no topic data: a topic is a name, a partition count and a topic id, enough
-for consumers to subscribe, be assigned partitions, look up offsets and poll (every partition
-is empty, log start and end offset 0). Topics come from ``--topic name:partitions`` and, as
+A topic is a name, a partition count and a topic id; each partition's data is a log of the
+storage engine (opened by :class:`~groupcoord.server.replica_manager.ReplicaManager`). Topics
+come from ``--topic name:partitions`` and, as
 with Kafka's ``auto.create.topics.enable``, from Metadata requests naming unknown topics
 (``num.partitions`` partitions). They are kept with the cluster id in ``DATA_DIR/metadata.json``,
 rewritten atomically (temporary file, fsync, rename) on every change. The file also keeps how
@@ -12,7 +11,8 @@ holds, whatever ``offsets.topic.num.partitions`` says later.
 
 A topic created by a Metadata request is saved off the event loop, in a worker thread; as in
 Kafka, it is answered LEADER_NOT_AVAILABLE while it is being created and exists (for every
-request) once saved, so no client is ever told of a topic a crash could lose.
+request) once saved and its partitions' logs are open, so no client is ever told of a topic a
+crash could lose.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import logging
 import os
 import re
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,6 +84,9 @@ class TopicRegistry:
         self._creating: dict[str, Topic] = {}
         self._saving: asyncio.Task[None] | None = None
         self.cluster_id = ""
+        self.before_create: Callable[[Topic], Awaitable[None]] | None = None
+        """Awaited for each topic a Metadata request creates, before it exists for clients
+        (its partitions' logs are opened)."""
         self.offsets_topic_partitions: int | None = None
         """``__consumer_offsets``' partition count; None in a file older than it."""
         if self.path.exists():
@@ -222,6 +225,12 @@ class TopicRegistry:
                               sorted(created), self.path, error)
                 else:
                     for topic in created.values():
+                        if self.before_create is not None:
+                            try:
+                                await self.before_create(topic)
+                            except OSError as error:
+                                log.error("Cannot open the partitions of topic %s: %s", topic.name, error)
+                                continue
                         self._add(topic)
                 for name in created:
                     del self._creating[name]

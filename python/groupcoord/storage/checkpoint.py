@@ -33,7 +33,7 @@ CLEANER_OFFSET_FILE = "cleaner-offset-checkpoint"
 
 
 class OffsetCheckpoint:
-    """One checkpoint file: ``__consumer_offsets`` partition -> offset, thread-safe."""
+    """One checkpoint file: (topic, partition) -> offset, thread-safe."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -60,14 +60,14 @@ class OffsetCheckpoint:
             logger.warning("ignoring malformed checkpoint %s: %s", self.path, e)
             return {}
 
-    def get(self, partition: int) -> int | None:
+    def get(self, partition: int, topic: str = TOPIC) -> int | None:
         with self._lock:
-            return self._offsets.get((TOPIC, partition))
+            return self._offsets.get((topic, partition))
 
-    def update(self, partition: int, offset: int | None) -> None:
+    def update(self, partition: int, offset: int | None, topic: str = TOPIC) -> None:
         """Set (or with None remove) a partition's offset and rewrite the file."""
         with self._lock:
-            key = (TOPIC, partition)
+            key = (topic, partition)
             if offset is None:
                 if self._offsets.pop(key, None) is None:
                     return

@@ -1,6 +1,9 @@
-"""The durable ``__consumer_offsets`` log under ``DATA_DIR``: a
-:class:`~groupcoord.log.PartitionWriter` and :class:`~groupcoord.log.PartitionReader` over the
-partitions this node has open.
+"""The durable logs under ``DATA_DIR``: every partition this node has open, of
+``__consumer_offsets`` and of data topics, on one writer thread, one flush policy per log and
+one corruption policy. For ``__consumer_offsets`` it is the coordinator's
+:class:`~groupcoord.log.PartitionWriter` and :class:`~groupcoord.log.PartitionReader` (by
+partition number); data topics are opened, appended to and read by
+:class:`~groupcoord.log.TopicPartition`.
 
 ::
 
@@ -16,7 +19,7 @@ A write or fsync that fails takes its partition offline: its appends fail with
 KAFKA_STORAGE_ERROR and the listeners given to :meth:`LogManager.add_failure_listener` are
 told, so that its owner closes it (and may open it again, which recovers it).
 
-The data directory holds one ``__consumer_offsets-N`` directory per partition and Kafka's
+The data directory holds one ``TOPIC-N`` directory per partition and Kafka's
 ``recovery-point-offset-checkpoint`` and ``cleaner-offset-checkpoint`` files.
 """
 
@@ -28,14 +31,16 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 from groupcoord.config import Config
 from groupcoord.format import codec
-from groupcoord.log import Append, AppendCallback
+from groupcoord.log import Append, AppendCallback, BatchAppend, TopicPartition
 from groupcoord.storage.checkpoint import CLEANER_OFFSET_FILE, RECOVERY_POINT_FILE, OffsetCheckpoint
 from groupcoord.storage.cleaner import LogCleaner
 from groupcoord.storage.damage import CLEAN_SHUTDOWN_FILE, RecoveryState
-from groupcoord.storage.partition import PartitionLog, partition_directory_name, read_directory
+from groupcoord.storage.log_config import LogConfig
+from groupcoord.storage.partition import TOPIC, PartitionLog, read_directory
 from groupcoord.storage.segment import fsync_directory
 from groupcoord.storage.writer import GroupCommitWriter
 
@@ -64,19 +69,20 @@ class LogManager:
         self.config = config or Config()
         self._wall_clock_ms = wall_clock_ms
         self._monotonic_ms = monotonic_ms
-        self._logs: dict[int, PartitionLog] = {}
-        self._opening: dict[int, asyncio.Future[None]] = {}
-        self._closing: dict[int, asyncio.Task[None]] = {}
+        self._logs: dict[TopicPartition, PartitionLog] = {}
+        self._opening: dict[TopicPartition, asyncio.Future[None]] = {}
+        self._closing: dict[TopicPartition, asyncio.Task[None]] = {}
         self._writer: GroupCommitWriter | None = None
         self._failure_listeners: list[Callable[[int], object]] = []
-        self._fsync_failed: set[int] = set()
+        self._data_failure_listeners: list[Callable[[TopicPartition], object]] = []
+        self._fsync_failed: set[TopicPartition] = set()
         self.failed_closes = 0
         """Partitions whose close (flush, recovery point) failed: logged, and counted so
         that shutting down can say so."""
         self.cleaner: LogCleaner | None = None
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._data_dir_identity = _identity(self.data_dir)
-        self._partition_dir_identities: dict[int, tuple[int, int]] = {}
+        self._partition_dir_identities: dict[TopicPartition, tuple[int, int]] = {}
         """Of each partition directory this manager opened: one found gone or replaced later
         is not made again empty."""
         self.recovery_points = OffsetCheckpoint(self.data_dir / RECOVERY_POINT_FILE)
@@ -84,11 +90,14 @@ class LogManager:
         self.clean_shutdown = (self.data_dir / CLEAN_SHUTDOWN_FILE).exists()
         """Whether the last shutdown closed every partition cleanly (Kafka's marker file):
         then every byte of the log was flushed, and damage anywhere in it is no torn write."""
-        self._failed_since_start: set[int] = set()
+        self._failed_since_start: set[TopicPartition] = set()
         """Partitions whose log failed in this process: no longer known flushed."""
 
     def partition_dir(self, partition: int) -> Path:
-        return self.data_dir / partition_directory_name(partition)
+        return self.log_dir(TopicPartition(TOPIC, partition))
+
+    def log_dir(self, tp: TopicPartition) -> Path:
+        return self.data_dir / f"{tp.topic}-{tp.partition}"
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -109,15 +118,15 @@ class LogManager:
         self._writer.start()
         if self.config.log_cleaner_enable:
             self.cleaner = LogCleaner(
-                self.config, logs=lambda: list(self._logs.values()),
+                self.config, logs=lambda: [log for log in self._logs.values() if log.topic == TOPIC],
                 checkpoint=self.cleaner_offsets, clock_ms=self._wall_clock_ms,
             )
             self.cleaner.start()
 
     async def close(self) -> None:
         """Close every open partition (flushed, recovery points written), stop the threads."""
-        for partition in list(self._logs):
-            await self.close_partition(partition)
+        for tp in list(self._logs):
+            await self.close_log(tp)
         while self._closing:
             await asyncio.gather(*self._closing.values(), return_exceptions=True)
         if self.cleaner is not None:
@@ -135,10 +144,15 @@ class LogManager:
     # --- partitions --------------------------------------------------------------------------
 
     def is_open(self, partition: int) -> bool:
-        return partition in self._logs
+        return TopicPartition(TOPIC, partition) in self._logs
 
     def open_partitions(self) -> list[int]:
-        return sorted(self._logs)
+        """The open partitions of ``__consumer_offsets``."""
+        return sorted(tp.partition for tp in self._logs if tp.topic == TOPIC)
+
+    def log(self, tp: TopicPartition) -> PartitionLog | None:
+        """The open log of ``tp``, or None."""
+        return self._logs.get(tp)
 
     def add_failure_listener(self, listener: Callable[[int], object]) -> None:
         """Call ``listener(partition)`` on the loop when an open partition goes offline (a
@@ -146,59 +160,76 @@ class LogManager:
         is closed and opened again, which recovers it from its files."""
         self._failure_listeners.append(listener)
 
+    def add_data_failure_listener(self, listener: Callable[[TopicPartition], object]) -> None:
+        """As :meth:`add_failure_listener`, for the partitions of data topics."""
+        self._data_failure_listeners.append(listener)
+
     def _partition_failed(self, log: PartitionLog) -> None:
-        if self._logs.get(log.partition) is not log:
+        tp = TopicPartition(log.topic, log.partition)
+        if self._logs.get(tp) is not log:
             return
-        self._failed_since_start.add(log.partition)
+        self._failed_since_start.add(tp)
         if log.fsync_failed:
             logger.critical(
                 "an fsync of %s failed: after a failed fsync the kernel may drop written pages "
                 "while still showing them, so the partition stays offline until the server is "
                 "restarted (Kafka halts the broker)", log.directory.name)
-            self._fsync_failed.add(log.partition)
-        for listener in list(self._failure_listeners):
+            self._fsync_failed.add(tp)
+        listeners: list[Callable[[Any], object]] = list(
+            self._failure_listeners if tp.topic == TOPIC else self._data_failure_listeners
+        )
+        for listener in listeners:
             try:
-                listener(log.partition)
+                listener(log.partition if tp.topic == TOPIC else tp)
             except Exception:
                 logger.exception("a listener for the failure of %s raised", log.directory.name)
 
     def partition_log(self, partition: int) -> PartitionLog:
-        """The open :class:`PartitionLog` (KeyError if not open)."""
-        return self._logs[partition]
+        """The open :class:`PartitionLog` of ``__consumer_offsets-<partition>`` (KeyError if
+        not open)."""
+        return self._logs[TopicPartition(TOPIC, partition)]
 
     async def open_partition(self, partition: int) -> None:
-        """Open ``__consumer_offsets-<partition>`` (created if missing), recovering it in a
-        worker thread: torn tails truncated, interrupted cleanings completed, indexes rebuilt.
-        Appends are accepted once this returns. Cancelled, it leaves the partition closed
-        (a log the worker thread opens meanwhile is closed again)."""
-        if partition in self._logs:
-            return
-        if partition in self._fsync_failed:
-            raise OSError(f"{partition_directory_name(partition)} stays offline until a restart: "
+        """Open ``__consumer_offsets-<partition>``: :meth:`open_log`."""
+        await self.open_log(TopicPartition(TOPIC, partition))
+
+    async def open_log(self, tp: TopicPartition, settings: LogConfig | None = None) -> PartitionLog:
+        """Open ``DATA_DIR/TOPIC-N`` (created if missing), recovering it in a worker thread:
+        torn tails truncated, interrupted cleanings completed, indexes rebuilt. Appends are
+        accepted once this returns. Cancelled, it leaves the partition closed (a log the
+        worker thread opens meanwhile is closed again). ``settings``: the log's own, else
+        those of its kind (:class:`LogConfig`)."""
+        log = self._logs.get(tp)
+        if log is not None:
+            return log
+        if tp in self._fsync_failed:
+            raise OSError(f"{tp.topic}-{tp.partition} stays offline until a restart: "
                           "an fsync of it failed")
-        pending = self._opening.get(partition)
+        pending = self._opening.get(tp)
         if pending is not None:
-            return await asyncio.shield(pending)
+            await asyncio.shield(pending)
+            return self._logs[tp]
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._opening[partition] = future
+        self._opening[tp] = future
         try:
-            closing = self._closing.get(partition)
+            closing = self._closing.get(tp)
             if closing is not None:
                 await asyncio.shield(closing)
             started = time.monotonic()
-            opening = asyncio.ensure_future(asyncio.to_thread(self._open_log, partition))
+            opening = asyncio.ensure_future(asyncio.to_thread(self._open_log, tp, settings))
             try:
                 log = await asyncio.shield(opening)
             except asyncio.CancelledError:
-                self._track_close(partition, asyncio.ensure_future(self._close_abandoned(opening)))
+                self._track_close(tp, asyncio.ensure_future(self._close_abandoned(opening)))
                 raise
             log.last_flush_ms = self._monotonic_ms()
-            self._logs[partition] = log
+            self._logs[tp] = log
             logger.info(
                 "opened %s at offsets %d..%d (%d segments) in %.3f s", log.directory.name,
                 log.log_start_offset, log.next_offset, len(log.segments), time.monotonic() - started,
             )
             future.set_result(None)
+            return log
         except asyncio.CancelledError:
             future.cancel()
             raise
@@ -207,7 +238,7 @@ class LogManager:
             future.exception()
             raise
         finally:
-            del self._opening[partition]
+            del self._opening[tp]
 
     async def _close_abandoned(self, opening: asyncio.Future[PartitionLog]) -> None:
         """An open whose caller was cancelled: close the log it opens, if it does."""
@@ -226,32 +257,32 @@ class LogManager:
             if _identity(self.data_dir) != self._data_dir_identity:
                 return False
             return all(
-                _identity(self.partition_dir(partition)) == identity
-                for partition, identity in list(self._partition_dir_identities.items())
-                if partition in self._logs
+                _identity(self.log_dir(tp)) == identity
+                for tp, identity in list(self._partition_dir_identities.items())
+                if tp in self._logs
             )
         except OSError:
             return False
 
-    def _open_log(self, partition: int) -> PartitionLog:
+    def _open_log(self, tp: TopicPartition, settings: LogConfig | None) -> PartitionLog:
         # A data or partition directory deleted or replaced under a running server: opening
         # would make it again, and serve the partition empty as if it held no commits.
-        directory = self.partition_dir(partition)
+        directory = self.log_dir(tp)
         try:
             replaced = _identity(self.data_dir) != self._data_dir_identity
         except FileNotFoundError:
             replaced = True
         if replaced:
             raise FileNotFoundError(f"the data directory {self.data_dir} is gone or was replaced")
-        known = self._partition_dir_identities.get(partition)
+        known = self._partition_dir_identities.get(tp)
         if known is not None and not (directory.is_dir() and _identity(directory) == known):
             raise FileNotFoundError(f"{directory} is gone or was replaced since it was opened")
         log = PartitionLog.open(
-            directory, self.config, state=self.recovery_state(partition),
-            on_roll=self._checkpoint_recovery_point,
+            directory, self.config, state=self.recovery_state(tp),
+            on_roll=self._checkpoint_recovery_point, settings=settings,
         )
-        self._partition_dir_identities[partition] = _identity(directory)
-        cleaned_to = self.cleaner_offsets.get(partition)
+        self._partition_dir_identities[tp] = _identity(directory)
+        cleaned_to = self.cleaner_offsets.get(tp.partition, tp.topic)
         if cleaned_to is not None and cleaned_to > log.next_offset:
             # The log was cut short (recovery dropped damaged segments) or made again since
             # the checkpoint was written: records now below it were never mapped, and taken
@@ -262,44 +293,51 @@ class LogManager:
                 "%s ends at offset %d, before its cleaner checkpoint %d: the whole log will be "
                 "cleaned again", directory.name, log.next_offset, cleaned_to,
             )
-            self.cleaner_offsets.update(partition, None)
+            self.cleaner_offsets.update(tp.partition, None, tp.topic)
         return log
 
-    def recovery_state(self, partition: int) -> RecoveryState:
-        """What the corruption policy classifies ``partition``'s damage by."""
+    def recovery_state(self, tp: TopicPartition | int) -> RecoveryState:
+        """What the corruption policy classifies a partition's damage by (an int is a
+        partition of ``__consumer_offsets``)."""
+        if isinstance(tp, int):
+            tp = TopicPartition(TOPIC, tp)
         return RecoveryState(
-            recovery_point=self.recovery_points.get(partition),
-            clean_shutdown=self.clean_shutdown and partition not in self._failed_since_start,
-            cleaned_to=self.cleaner_offsets.get(partition),
+            recovery_point=self.recovery_points.get(tp.partition, tp.topic),
+            clean_shutdown=self.clean_shutdown and tp not in self._failed_since_start,
+            cleaned_to=self.cleaner_offsets.get(tp.partition, tp.topic),
         )
 
     def _checkpoint_recovery_point(self, log: PartitionLog) -> None:
-        self.recovery_points.update(log.partition, log.recovery_point)
+        self.recovery_points.update(log.partition, log.recovery_point, log.topic)
 
     async def close_partition(self, partition: int) -> None:
+        """Close ``__consumer_offsets-<partition>``: :meth:`close_log`."""
+        await self.close_log(TopicPartition(TOPIC, partition))
+
+    async def close_log(self, tp: TopicPartition) -> None:
         """Stop appending to ``partition``: appends already made are written and flushed
         first (their callbacks complete), later ones fail with NOT_LEADER_OR_FOLLOWER; then
         any cleaning of it is aborted and its files closed. A close that fails (a full or
         failed disk) is logged, not raised: the partition is closed all the same and recovered
         at its next open, and shutting down goes on to the other partitions."""
-        log = self._logs.pop(partition, None)
+        log = self._logs.pop(tp, None)
         if log is not None:
-            self._track_close(partition, asyncio.ensure_future(self._close(log)))
-        closing = self._closing.get(partition)
+            self._track_close(tp, asyncio.ensure_future(self._close(log)))
+        closing = self._closing.get(tp)
         if closing is not None:
             await asyncio.gather(asyncio.shield(closing), return_exceptions=True)
 
-    def _track_close(self, partition: int, closing: asyncio.Task[None]) -> None:
+    def _track_close(self, tp: TopicPartition, closing: asyncio.Task[None]) -> None:
         """Closes run to the end even if their caller is cancelled; opening the partition
         again waits for them."""
-        self._closing[partition] = closing
+        self._closing[tp] = closing
 
         def done(task: asyncio.Task[None]) -> None:
-            if self._closing.get(partition) is task:
-                del self._closing[partition]
+            if self._closing.get(tp) is task:
+                del self._closing[tp]
             if not task.cancelled() and task.exception() is not None:
                 self.failed_closes += 1
-                logger.error("closing __consumer_offsets-%d failed: %s", partition, task.exception())
+                logger.error("closing %s-%d failed: %s", tp.topic, tp.partition, task.exception())
 
         closing.add_done_callback(done)
 
@@ -315,20 +353,26 @@ class LogManager:
         with log.clean_lock:
             log.close()
         if log.failed is None:
-            self.recovery_points.update(log.partition, log.next_offset)
+            self.recovery_points.update(log.partition, log.next_offset, log.topic)
 
     # --- PartitionWriter / PartitionReader -----------------------------------------------------
 
     def append(self, partition: int, append: Append, callback: AppendCallback) -> None:
+        self.append_to(TopicPartition(TOPIC, partition), append, callback)
+
+    def append_to(
+        self, tp: TopicPartition, append: Append | BatchAppend, callback: AppendCallback
+    ) -> None:
+        """Append to ``tp`` (see :class:`~groupcoord.log.PartitionWriter`)."""
         if self._writer is None:
             raise RuntimeError("log manager not started")
-        self._writer.append(self._logs.get(partition), append, callback)
+        self._writer.append(self._logs.get(tp), append, callback)
 
     def read(self, partition: int) -> Iterator[list[codec.OffsetsRecord]]:
         """The partition's records, in chunks of about offsets.load.buffer.size bytes: from
         the open log, or, for a partition not open here, straight from its directory
         without changing it (a torn tail ends the read with a warning)."""
-        log = self._logs.get(partition)
+        log = self._logs.get(TopicPartition(TOPIC, partition))
         if log is not None:
             return log.read()
         return read_directory(

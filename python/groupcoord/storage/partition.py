@@ -15,6 +15,7 @@ segments its offsets cover.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import os
 import threading
@@ -24,8 +25,10 @@ from pathlib import Path
 
 from groupcoord.config import INT32_MAX, Config
 from groupcoord.format import codec
+from groupcoord.format.batch_header import LOG_OVERHEAD
 from groupcoord.log import LogDamagedError
 from groupcoord.storage.damage import PartitionDamage, RecoveryState, examine, log_skipped
+from groupcoord.storage.log_config import LogConfig
 from groupcoord.storage.repair import backup_directory, rewrite_partition
 from groupcoord.storage.segment import (
     CLEANED_SUFFIX,
@@ -86,6 +89,15 @@ def partition_of_directory(directory: Path) -> int:
         return -1
     partition = int(number)
     return partition if partition <= INT32_MAX else -1
+
+
+def topic_partition_of_directory(directory: Path) -> tuple[str, int] | None:
+    """(topic, N) of a ``TOPIC-N`` partition directory as a Kafka broker names them; None
+    for another name."""
+    topic, dash, number = Path(os.path.abspath(directory)).name.rpartition("-")
+    if not topic or not dash or not (number.isascii() and number.isdigit()) or int(number) > INT32_MAX:
+        return None
+    return topic, int(number)
 
 
 def partition_directories(data_dir: Path) -> dict[int, Path]:
@@ -208,11 +220,17 @@ class PartitionLog:
         segments: list[LogSegment],
         config: Config,
         on_roll: Callable[[PartitionLog], None] | None = None,
+        settings: LogConfig | None = None,
     ) -> None:
         self.directory = directory
         self.partition = partition
+        named = topic_partition_of_directory(directory)
+        self.topic = named[0] if named is not None else TOPIC
         self.segments = segments
         self.config = config
+        self.settings = settings or (
+            LogConfig.offsets_topic(config) if self.topic == TOPIC else LogConfig.data_topic(config)
+        )
         self.on_roll = on_roll
         self.lock = threading.RLock()
         self.clean_lock = threading.Lock()
@@ -230,6 +248,15 @@ class PartitionLog:
         """Every offset below it is flushed (written to the recovery-point checkpoint)."""
         self.earliest_delete_horizon_ms: int | None = None
         """Set by the cleaner: when a retained tombstone or marker may next be removed."""
+        active = segments[-1]
+        self.high_watermark = active.next_offset
+        """The end of what is acknowledged, so readable (on one node, Kafka's high watermark):
+        moved on the loop thread by :meth:`acknowledge` once the writer wrote (and, as its
+        flush policy asks, fsynced) what is below it."""
+        self._high_watermark_at: tuple[LogSegment, int] = (active, active.size)
+        """Where the high watermark lies: its segment, and its byte position there."""
+        self.on_acknowledged: Callable[[PartitionLog], object] | None = None
+        """Told, on the loop thread, each time the high watermark moves."""
 
     def __repr__(self) -> str:
         return f"PartitionLog({self.directory.name}, segments={len(self.segments)}, next_offset={self.next_offset})"
@@ -245,6 +272,7 @@ class PartitionLog:
         recovery_point: int | None = None,
         state: RecoveryState | None = None,
         on_roll: Callable[[PartitionLog], None] | None = None,
+        settings: LogConfig | None = None,
     ) -> PartitionLog:
         """Open (creating if needed) the partition in ``directory`` and recover it, by the
         corruption policy of :mod:`~groupcoord.storage.damage`: every segment is checked
@@ -284,7 +312,11 @@ class PartitionLog:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-        interval = config.log_index_interval_bytes
+        named = topic_partition_of_directory(directory)
+        if settings is None:
+            data = named is not None and named[0] != TOPIC
+            settings = LogConfig.data_topic(config) if data else LogConfig.offsets_topic(config)
+        interval = settings.index_interval_bytes
         segments: list[LogSegment] = []
         try:
             for scan in damage.scans:
@@ -298,8 +330,8 @@ class PartitionLog:
             raise
         for segment in segments[:-1]:
             segment.index.close()
-        log = cls(directory, partition_of_directory(directory), segments, config, on_roll)
-        return log
+        partition = named[1] if named is not None else -1
+        return cls(directory, partition, segments, config, on_roll, settings)
 
     # --- state -------------------------------------------------------------------------------
 
@@ -323,19 +355,18 @@ class PartitionLog:
 
     # --- writing (writer thread) -------------------------------------------------------------
 
-    def append(self, batch: bytes, last_offset: int, records: int, now_ms: float = 0.0) -> None:
+    def append(self, batch: bytes | bytearray, last_offset: int, records: int, now_ms: float = 0.0) -> None:
         """Write one encoded batch whose offsets start at :attr:`next_offset`, rolling first,
-        as Kafka's log does, if the active segment would overflow
-        ``offsets.topic.segment.bytes`` or its offsets, or has been filling for
-        ``log.roll.ms`` (see :meth:`LogSegment.time_waited_for_roll`; ``now_ms`` is the
-        writer's clock)."""
+        as Kafka's log does, if the active segment would overflow its segment bytes or its
+        offsets, or has been filling for its roll time (see
+        :meth:`LogSegment.time_waited_for_roll`; ``now_ms`` is the writer's clock)."""
         active = self.segments[-1]
         if active.created_ms is None:
             active.created_ms = now_ms
         if active.size > 0 and (
-            active.size + len(batch) > self.config.offsets_topic_segment_bytes
+            active.size + len(batch) > self.settings.segment_bytes
             or last_offset - active.base_offset > MAX_RELATIVE_OFFSET
-            or active.time_waited_for_roll(now_ms, batch_max_timestamp(batch)) > self.config.segment_roll_ms
+            or active.time_waited_for_roll(now_ms, batch_max_timestamp(batch)) > self.settings.segment_ms
         ):
             self.roll(now_ms)
         self.segments[-1].append(batch, last_offset)
@@ -345,8 +376,9 @@ class PartitionLog:
         """Start a new active segment at the log end; the old one is flushed first (as Kafka
         flushes a rolled segment), which moves the recovery point to the new segment."""
         old = self.segments[-1]
+        old.seal()
         old.flush()
-        new = LogSegment.create(self.directory, old.next_offset, self.config.log_index_interval_bytes)
+        new = LogSegment.create(self.directory, old.next_offset, self.settings.index_interval_bytes)
         new.created_ms = now_ms
         fsync_directory(self.directory)
         with self.lock:
@@ -403,6 +435,124 @@ class PartitionLog:
         finally:
             for _, fd, _ in snapshot:
                 os.close(fd)
+
+    # --- the high watermark and reads for Fetch (loop thread) ----------------------------------
+
+    def acknowledge(self, end: tuple[int, LogSegment, int]) -> None:
+        """Move the high watermark to ``end`` (offset, segment, byte position there), which
+        the writer thread wrote and flushed as the flush policy asks."""
+        offset, segment, position = end
+        if offset <= self.high_watermark:
+            return
+        self.high_watermark = offset
+        self._high_watermark_at = (segment, position)
+        if self.on_acknowledged is not None:
+            self.on_acknowledged(self)
+
+    def read_records(self, offset: int, max_bytes: int, *, min_one: bool) -> tuple[bytes, int] | None:
+        """Kafka's ``LocalLog.read`` up to the high watermark: the stored bytes from the batch
+        that holds ``offset``, at most ``max_bytes`` of them unless ``min_one`` and the first
+        batch is larger (then that batch whole), cut at the high watermark. The last batch may
+        be cut short, as Kafka sends it (clients drop such a partial batch); when the first
+        one does not fit and ``min_one`` is false, nothing is read. Returns the bytes
+        and the segment's base offset, or None when ``offset`` is outside
+        [log start offset, log end offset] (the caller answers OFFSET_OUT_OF_RANGE); no bytes
+        at or past the high watermark. Reads the file with ``pread``: no record is decoded."""
+        with self.lock:
+            segments = self.segments
+            hw_segment, hw_position = self._high_watermark_at
+            if offset < segments[0].base_offset or offset > max(self.high_watermark, self.next_offset):
+                return None
+            index = bisect.bisect_right([s.base_offset for s in segments], offset) - 1
+            while index < len(segments) - 1 and offset >= segments[index].next_offset:
+                index += 1
+            segment = segments[index]
+        if offset >= self.high_watermark:
+            return b"", segment.base_offset
+        end = hw_position if segment is hw_segment else segment.size
+        position = segment.position_of(offset)
+        if position >= end:
+            return b"", segment.base_offset
+        size = min(max_bytes, end - position)
+        first = batch_size_at(segment.read(position, LOG_OVERHEAD), 0)
+        if first is not None and first > size:
+            # Kafka's minOneMessage: the first batch whole; otherwise nothing rather than
+            # part of a batch the client could not use.
+            size = min(first, end - position) if min_one else 0
+        return segment.read(position, size) if size > 0 else b"", segment.base_offset
+
+    def bytes_available(self, offset: int, up_to: int) -> int:
+        """How many bytes a read from ``offset`` finds below the high watermark in its
+        segment, counting at most ``up_to`` (DelayedFetch's accumulated bytes)."""
+        found = self.read_position(offset)
+        if found is None:
+            return 0
+        segment, position = found
+        hw_segment, hw_position = self._high_watermark_at
+        end = hw_position if segment is hw_segment else segment.size
+        return max(0, min(up_to, end - position))
+
+    def read_position(self, offset: int) -> tuple[LogSegment, int] | None:
+        """The segment holding ``offset`` and the byte position of its batch there."""
+        with self.lock:
+            segments = self.segments
+            if offset < segments[0].base_offset or offset >= self.high_watermark:
+                return None
+            index = bisect.bisect_right([s.base_offset for s in segments], offset) - 1
+            segment = segments[index]
+        return segment, segment.position_of(offset)
+
+    # --- offsets by timestamp (ListOffsets) ----------------------------------------------------
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """Kafka's ``fetchOffsetByTimestamp``: the first record below the high watermark with
+        a timestamp at or after ``timestamp``, as (offset, its timestamp); None when there is
+        none. The time index says which segment and where to start; the batches found there
+        are decoded to find the record."""
+        with self.lock:
+            segments = list(self.segments)
+        for segment in segments:
+            if segment.max_timestamp < timestamp:
+                continue
+            start = segment.index.lookup(segment.time_index.lookup(timestamp))
+            for batch in self._batches_from(segment, start):
+                if batch.max_timestamp < timestamp:
+                    continue
+                for record in batch.records:
+                    if record.timestamp >= timestamp and record.offset < self.high_watermark:
+                        return record.offset, record.timestamp
+                if batch.timestamp_type == "log_append" and batch.base_offset < self.high_watermark:
+                    return batch.base_offset, batch.max_timestamp
+        return None
+
+    def max_timestamp_offset(self) -> tuple[int, int] | None:
+        """KIP-734's MAX_TIMESTAMP: the record with the largest timestamp below the high
+        watermark (the first such) as (offset, timestamp); None for an empty log."""
+        with self.lock:
+            segments = list(self.segments)
+        best: LogSegment | None = None
+        for segment in segments:
+            if segment.max_timestamp >= 0 and (best is None or segment.max_timestamp > best.max_timestamp):
+                best = segment
+        if best is None:
+            return None
+        return self.offset_for_timestamp(best.max_timestamp)
+
+    def _batches_from(self, segment: LogSegment, position: int) -> Iterator[codec.RecordBatch]:
+        """The batches of ``segment`` from ``position`` to its end or the high watermark,
+        decoded (a window at a time)."""
+        hw_segment, hw_position = self._high_watermark_at
+        end = hw_position if segment is hw_segment else segment.size
+        while position < end:
+            data = segment.read(position, min(1 << 20, end - position))
+            announced = batch_size_at(data, 0)
+            if announced is not None and announced > len(data):
+                data = segment.read(position, min(announced, end - position))
+            batches = codec.read_batches(data, stop_at_corruption=True)
+            if not batches:
+                return
+            yield from batches
+            position += sum(b.size for b in batches)
 
     # --- closing -----------------------------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""A log segment: ``<base offset>.log`` and its offset index, named as Kafka names them.
+"""A log segment: ``<base offset>.log``, its offset index and its time index, named as Kafka
+names them.
 
 A segment file is a concatenation of record batches (any magic). Its name is the offset of its
 first batch, zero-padded to 20 digits. Only the last segment of a partition (the active one)
@@ -28,7 +29,7 @@ from groupcoord.format.batch_header import (
     V2_HEADER_FIELDS,
     V2_HEADER_SIZE,
 )
-from groupcoord.storage.index import OffsetIndex
+from groupcoord.storage.index import OffsetIndex, TimeIndex
 
 __all__ = [
     "BatchInfo",
@@ -169,7 +170,7 @@ def batch_size_at(data: bytes, position: int) -> int | None:
 
 
 class LogSegment:
-    """One ``.log`` file and its ``.index``. Not thread-safe: the partition log serializes
+    """One ``.log`` file, its ``.index`` and its ``.timeindex``. Not thread-safe: the partition log serializes
     appends (writer thread) and replacement (cleaner, under the partition's lock)."""
 
     def __init__(
@@ -196,6 +197,11 @@ class LogSegment:
         opening), on the writer's clock: where a roll wait starts when the first batch has no
         timestamp."""
         self._first_batch_timestamp: int | None = None
+        self.time_index = TimeIndex(self.time_index_path, base_offset)
+        self.max_timestamp = -1
+        """The largest batch timestamp in the segment so far (-1: none)."""
+        self.offset_of_max_timestamp = -1
+        """The last offset of the batch that carries :attr:`max_timestamp`."""
 
     def __repr__(self) -> str:
         return f"LogSegment({self.path.name}, size={self.size}, next_offset={self.next_offset})"
@@ -207,6 +213,10 @@ class LogSegment:
     @property
     def index_path(self) -> Path:
         return self.directory / segment_name(self.base_offset, INDEX_SUFFIX)
+
+    @property
+    def time_index_path(self) -> Path:
+        return self.directory / segment_name(self.base_offset, TIME_INDEX_SUFFIX)
 
     # --- opening -----------------------------------------------------------------------------
 
@@ -221,7 +231,9 @@ class LogSegment:
         index_path = directory / segment_name(base_offset, INDEX_SUFFIX)
         index = OffsetIndex(index_path, base_offset)
         index.write()
-        return cls(directory, base_offset, fd, 0, base_offset, index, index_interval_bytes)
+        segment = cls(directory, base_offset, fd, 0, base_offset, index, index_interval_bytes)
+        segment.time_index.write()
+        return segment
 
     @classmethod
     def load(cls, directory: Path, base_offset: int, index_interval_bytes: int) -> LogSegment:
@@ -249,17 +261,25 @@ class LogSegment:
         if not self._index_matches(index):
             logger.info("rebuilding index %s: missing or does not match the log", self.index_path)
             return False
+        time_index = TimeIndex.read(self.time_index_path, self.base_offset)
+        if time_index is None:
+            logger.info("rebuilding indexes of %s: its time index is missing or invalid", self.path)
+            return False
         self.index = index
+        self.time_index = time_index
+        if len(time_index):
+            self.max_timestamp = time_index.timestamps[-1]
+            self.offset_of_max_timestamp = time_index.offsets[-1]
         start = index.positions[-1] if len(index) else 0
         data = os.pread(self.fd, self.size - start, start)
         end = start
         for batch in walk_batches(data, base_position=start):
-            if self._bytes_since_index_entry > self.index_interval_bytes:
-                index.append(batch.last_offset, batch.position)
-                self._bytes_since_index_entry = 0
-            self._bytes_since_index_entry += batch.size
+            self._index_batch(batch.last_offset, batch.position, batch.size, batch.max_timestamp, index)
             end = batch.position + batch.size
             self.next_offset = batch.last_offset + 1
+        if len(time_index) and time_index.offsets[-1] >= self.next_offset:
+            logger.info("rebuilding indexes of %s: its time index goes past the log", self.path)
+            return False
         if end != self.size:
             logger.warning("the index of %s does not match the log; rebuilding it", self.path)
             return False
@@ -285,6 +305,9 @@ class LogSegment:
         self.index.close()
         self.index.clear()
         self.index = OffsetIndex(self.index_path, self.base_offset)
+        self.time_index.close()
+        self.time_index = TimeIndex(self.time_index_path, self.base_offset)
+        self.max_timestamp = self.offset_of_max_timestamp = -1
         self.next_offset = self.base_offset
         since_entry = 0
         position = 0
@@ -297,9 +320,11 @@ class LogSegment:
                     raise ValueError(f"{self.path}: no whole batch at byte {position}")
                 data = os.pread(self.fd, announced, position)
             for batch in walk_batches(data, base_position=position):
+                self._saw_timestamp(batch.max_timestamp, batch.last_offset)
                 if since_entry > self.index_interval_bytes:
                     self.index.offsets.append(batch.last_offset)
                     self.index.positions.append(batch.position)
+                    self._time_entry(in_memory=True)
                     since_entry = 0
                 since_entry += batch.size
                 self.next_offset = batch.last_offset + 1
@@ -310,24 +335,61 @@ class LogSegment:
             self.index.offsets, self.index.positions
         ):
             self.index.write()
+        time_on_disk = TimeIndex.read(self.time_index_path, self.base_offset)
+        if time_on_disk is None or (time_on_disk.timestamps, time_on_disk.offsets) != (
+            self.time_index.timestamps, self.time_index.offsets
+        ):
+            self.time_index.write()
 
     # --- appending ---------------------------------------------------------------------------
 
-    def append(self, batch: bytes, last_offset: int) -> None:
+    def append(self, batch: bytes | bytearray, last_offset: int) -> None:
         """Write ``batch`` at the end (no fsync), indexing it per log.index.interval.bytes."""
         position = self.size
+        max_timestamp = batch_max_timestamp(batch)
         if position == 0:
-            self._first_batch_timestamp = batch_max_timestamp(batch)
-        if self._bytes_since_index_entry > self.index_interval_bytes:
-            self.index.append(last_offset, position)
-            self._bytes_since_index_entry = 0
+            self._first_batch_timestamp = max_timestamp
         view = memoryview(batch)
         written = 0
         while written < len(batch):
             written += os.pwrite(self.fd, view[written:], position + written)
         self.size += len(batch)
-        self._bytes_since_index_entry += len(batch)
+        self._index_batch(last_offset, position, len(batch), max_timestamp, self.index)
         self.next_offset = last_offset + 1
+
+    def _index_batch(self, last_offset: int, position: int, size: int, max_timestamp: int,
+                     index: OffsetIndex) -> None:
+        """Kafka's ``LogSegment.append`` bookkeeping for a batch just written at ``position``:
+        the largest timestamp so far, and an entry in both indexes once more than
+        log.index.interval.bytes were written since the last one."""
+        self._saw_timestamp(max_timestamp, last_offset)
+        if self._bytes_since_index_entry > self.index_interval_bytes:
+            index.append(last_offset, position)
+            self._time_entry()
+            self._bytes_since_index_entry = 0
+        self._bytes_since_index_entry += size
+
+    def _saw_timestamp(self, max_timestamp: int, last_offset: int) -> None:
+        if max_timestamp > self.max_timestamp:
+            self.max_timestamp = max_timestamp
+            self.offset_of_max_timestamp = last_offset
+
+    def _time_entry(self, *, in_memory: bool = False) -> None:
+        if self.max_timestamp < 0 or (
+            len(self.time_index) and self.max_timestamp <= self.time_index.timestamps[-1]
+        ):
+            return
+        if in_memory:
+            self.time_index.timestamps.append(self.max_timestamp)
+            self.time_index.offsets.append(self.offset_of_max_timestamp)
+        else:
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+
+    def seal(self) -> None:
+        """The segment stops being active: a last time-index entry for its largest timestamp
+        (Kafka's ``onBecomeInactiveSegment``), so that the index knows it."""
+        self._time_entry()
+        self.time_index.close()
 
     def time_waited_for_roll(self, now_ms: float, max_timestamp: int) -> float:
         """Kafka's ``LogSegment.timeWaitedForRoll``: how long this segment has been filling by
@@ -378,6 +440,7 @@ class LogSegment:
 
     def close(self) -> None:
         self.index.close()
+        self.time_index.close()
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1

@@ -40,8 +40,7 @@ from groupcoord.config import Config
 from groupcoord.errors import Errors
 from groupcoord.format import codec
 from groupcoord.format.replay_rules import is_pending
-from groupcoord.log import Append, AppendCallback, AppendError, encode_append, offsets_taken
-from groupcoord.storage.flush import FlushPolicy
+from groupcoord.log import Append, AppendCallback, AppendError, BatchAppend, encode_append, offsets_taken
 from groupcoord.storage.partition import PartitionLog
 
 __all__ = ["GroupCommitWriter"]
@@ -59,7 +58,7 @@ class _Pending:
 
     __slots__ = ("append", "callback", "deadline", "done", "answered")
 
-    def __init__(self, append: Append, callback: AppendCallback, deadline: float) -> None:
+    def __init__(self, append: Append | BatchAppend, callback: AppendCallback, deadline: float) -> None:
         self.append = append
         self.callback = callback
         self.deadline = deadline
@@ -104,17 +103,26 @@ FSYNC_THREADS = 8
 _Result = tuple[Callable[[Any], object], Any]
 
 
-def _estimated_size(append: Append) -> int:
+def _estimated_size(append: Append | BatchAppend) -> int:
+    if isinstance(append, BatchAppend):
+        return len(append.batch)
     return sum(len(k) + len(v or b"") + _RECORD_OVERHEAD for k, v in append.records)
 
 
-def _plain(append: Append) -> bool:
-    return append.control is None and not append.transactional and not is_pending(append.producer_id)
+def _plain(append: Append | BatchAppend) -> bool:
+    return (
+        isinstance(append, Append) and append.control is None and not append.transactional
+        and not is_pending(append.producer_id)
+    )
 
 
-def _mergeable(append: Append, into: Append) -> bool:
-    """Whether ``append`` can join ``into``'s batch: both plain, with the same base sequence."""
-    return _plain(append) and _plain(into) and append.base_sequence == into.base_sequence
+def _mergeable(append: Append | BatchAppend, into: Append | BatchAppend) -> bool:
+    """Whether ``append`` can join ``into``'s batch: both plain, with the same base
+    sequence (a producer's batch is never merged: it is written as sent)."""
+    return (
+        _plain(append) and _plain(into) and isinstance(append, Append) and isinstance(into, Append)
+        and append.base_sequence == into.base_sequence
+    )
 
 
 class GroupCommitWriter:
@@ -132,7 +140,6 @@ class GroupCommitWriter:
         callbacks of the appends that failed with it."""
         self._loop = loop
         self._on_offline = on_offline
-        self._policy = FlushPolicy.from_config(config)
         self._max_batch_bytes = config.message_max_bytes
         self._compression = codec.COMPRESSIONS[config.offsets_topic_compression_codec]
         self._clock_ms = clock_ms
@@ -143,6 +150,8 @@ class GroupCommitWriter:
         self._turn_scheduled = False
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._unflushed: set[PartitionLog] = set()
+        self._written: set[PartitionLog] = set()
+        """Logs written to in this turn of the writer thread: their high watermarks move."""
         self._thread = threading.Thread(target=self._run, name="groupcoord-log-writer", daemon=True)
         self._fsyncs = _FsyncPool(FSYNC_THREADS)
 
@@ -159,7 +168,9 @@ class GroupCommitWriter:
 
     # --- loop thread -------------------------------------------------------------------------
 
-    def append(self, log: PartitionLog | None, append: Append, callback: AppendCallback) -> None:
+    def append(
+        self, log: PartitionLog | None, append: Append | BatchAppend, callback: AppendCallback
+    ) -> None:
         """Queue ``append`` for ``log`` (None: the partition is not open here); ``callback``
         gets its result, or REQUEST_TIMED_OUT after ``offsets.commit.timeout.ms``."""
         pending = _Pending(append, callback, self._loop.time() + self._timeout_ms / 1000)
@@ -260,9 +271,20 @@ class GroupCommitWriter:
                     self._fail([p for p in item.appends if not p.answered], results, error)
             elif isinstance(item, _Barrier):
                 self._flush(results, waiting, force=item.log)
+                self._acknowledge(results)
                 results.append(self._run_barrier(item))
         self._flush(results, waiting)
+        self._acknowledge(results)
         return stop
+
+    def _acknowledge(self, results: list[_Result]) -> None:
+        """Move the high watermark of every log written so far to its end, after the
+        callbacks of what was written (a failed log's stays where it was)."""
+        for log in self._written:
+            if log.failed is None:
+                active = log.active
+                results.append((log.acknowledge, (log.next_offset, active, active.size)))
+        self._written.clear()
 
     def _take(self) -> list[object]:
         timeout = self._next_flush_in()
@@ -281,7 +303,7 @@ class GroupCommitWriter:
         waits = [
             w
             for log in self._unflushed
-            if (w := self._policy.ms_until_due(log.unflushed_messages, now - log.last_flush_ms)) is not None
+            if (w := log.settings.flush.ms_until_due(log.unflushed_messages, now - log.last_flush_ms)) is not None
         ]
         return min(waits) / 1000 if waits else None
 
@@ -314,6 +336,10 @@ class GroupCommitWriter:
         waiting: dict[PartitionLog, list[int]],
     ) -> None:
         try:
+            first = unit[0].append
+            if isinstance(first, BatchAppend):
+                self._append_batch(log, first, unit[0], results, waiting)
+                return
             if len(unit) > 1:
                 batch = self._encode(log.next_offset, unit)
                 if len(batch) <= self._max_batch_bytes:
@@ -338,18 +364,39 @@ class GroupCommitWriter:
 
     def _encode(self, base_offset: int, unit: list[_Pending]) -> bytes:
         try:
-            return encode_append(base_offset, [p.append for p in unit], self._compression)
+            return encode_append(
+                base_offset, [p.append for p in unit if isinstance(p.append, Append)], self._compression
+            )
         except Exception as e:
             raise _Unencodable from e
+
+    def _append_batch(
+        self, log: PartitionLog, append: BatchAppend, pending: _Pending, results: list[_Result],
+        waiting: dict[PartitionLog, list[int]],
+    ) -> None:
+        """A producer's batch, validated on the loop: its offsets are assigned here, in
+        place, where the log's end is known."""
+        try:
+            codec.assign_offsets(append.batch, log.next_offset, 0, append.log_append_time_ms)
+        except Exception as e:
+            raise _Unencodable from e
+        self._write_batch(log, append.batch, [pending], [append.records], results, waiting)
 
     def _append(
         self, log: PartitionLog, batch: bytes, unit: list[_Pending], results: list[_Result],
         waiting: dict[PartitionLog, list[int]],
     ) -> None:
+        counts = [offsets_taken(p.append) for p in unit if isinstance(p.append, Append)]
+        self._write_batch(log, batch, unit, counts, results, waiting)
+
+    def _write_batch(
+        self, log: PartitionLog, batch: bytes | bytearray, unit: list[_Pending], counts: list[int],
+        results: list[_Result], waiting: dict[PartitionLog, list[int]],
+    ) -> None:
         offset = log.next_offset
-        counts = [offsets_taken(p.append) for p in unit]
         total = sum(counts)
         log.append(batch, offset + total - 1, total, self._clock_ms())
+        self._written.add(log)
         indexes = waiting.setdefault(log, [])
         for pending, count in zip(unit, counts):
             indexes.append(len(results))
@@ -367,7 +414,7 @@ class GroupCommitWriter:
         for log in list(self._unflushed):
             if log.failed is not None or log.closed or not log.unflushed_messages:
                 self._unflushed.discard(log)
-            elif log is force or self._policy.flush_due(log.unflushed_messages, now - log.last_flush_ms):
+            elif log is force or log.settings.flush.flush_due(log.unflushed_messages, now - log.last_flush_ms):
                 due.append(log)
         for log, failure in zip(due, self._fsync_all(due, now)):
             if failure is None:

@@ -558,5 +558,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decode_arrow, m)?)?;
     m.add_function(wrap_pyfunction!(decode_segment_arrow, m)?)?;
     m.add_function(wrap_pyfunction!(offsets_arrow_schema, m)?)?;
+    super::produce::register(m)?;
     Ok(())
 }

@@ -13,6 +13,7 @@ mod names;
 mod network;
 mod other_records;
 mod partitioner;
+mod produce;
 mod purgatory;
 mod record_class;
 mod record_methods;

@@ -1,22 +1,27 @@
-"""Produce (key 0): refused. groupcoord stores no topic data.
+"""Produce (key 0): record batches appended to the data topics' logs.
 
-It is served only so that it can be advertised: librdkafka enables its MSGVER2 feature (record
-batch v2, and with it every Fetch version above 0) only when Produce >= 3 and Fetch >= 4 are
-both advertised; without it, confluent-kafka consumers send a Fetch v0 that no broker can
-read and their fetch connection is closed again and again. Every partition is answered
-POLICY_VIOLATION with a message saying why (UNKNOWN_TOPIC_OR_PARTITION for a topic this node
-does not know): not retriable, so a producer fails at once instead of retrying.
+Kafka's ``KafkaApis.handleProduceRequest`` and ``ReplicaManager.appendRecords`` on one node:
+each partition's batch is validated and appended by
+:meth:`~groupcoord.server.replica_manager.ReplicaManager.append_records`; the answer goes
+once every partition's append is complete (written, and flushed as the topic's flush policy
+asks). With one node the in-sync replica set is this node alone, so ``acks=-1`` waits for
+exactly what ``acks=1`` does. ``acks=0`` gets no answer at all; if a partition fails the
+connection is closed instead, as Kafka does, so that the client refreshes its metadata. Acks
+other than -1, 0 and 1 get INVALID_REQUIRED_ACKS for every partition and nothing is written.
+Produce never creates a topic: an unknown one is UNKNOWN_TOPIC_OR_PARTITION.
 
-Version notes: v3 is Kafka 4's lowest (record batch v2, transactional_id); v8+ carry an error
-message per partition; acks=0 gets no answer at all, as from Kafka.
+Version notes: v3 is Kafka 4's lowest that carries data (record batch v2, transactional_id;
+librdkafka needs v0-2 advertised, which Kafka 4 then refuses: here too, with
+UNSUPPORTED_VERSION); v5+ log_start_offset; v7+ zstd (below: UNSUPPORTED_COMPRESSION_TYPE); v8+
+per-record errors and an error message.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from groupcoord.errors import Errors
+from groupcoord.log import TopicPartition
 from groupcoord.protocol.messages.produce import (
+    BatchIndexAndErrorMessage,
     PartitionProduceResponse,
     ProduceRequest,
     ProduceResponse,
@@ -24,37 +29,83 @@ from groupcoord.protocol.messages.produce import (
 )
 from groupcoord.server.broker import Broker
 from groupcoord.server.registry import UNEXPECTED_ERROR_MESSAGE, RequestContext, handler
+from groupcoord.server.replica_manager import ProduceResult
 
-REFUSAL = "groupcoord is a group coordinator: it stores no topic data"
+VALID_ACKS = (-1, 0, 1)
+FIRST_RECORD_BATCH_VERSION = 3
+FIRST_ZSTD_VERSION = 7
 
 
-def _response(
-    request: ProduceRequest, outcome: Callable[[str, int], tuple[Errors, str | None]]
-) -> ProduceResponse | None:
-    """Each partition's error and message, or no answer at all with acks=0."""
-    if request.acks == 0:
-        return None
-    responses = []
-    for topic in request.topic_data:
-        partitions = []
-        for p in topic.partition_data:
-            error, message = outcome(topic.name, p.index)
-            partitions.append(PartitionProduceResponse(
-                index=p.index, error_code=error, base_offset=-1, error_message=message,
-            ))
-        responses.append(TopicProduceResponse(name=topic.name, partition_responses=partitions))
-    return ProduceResponse(responses=responses)
+def _partition_response(index: int, result: ProduceResult) -> PartitionProduceResponse:
+    return PartitionProduceResponse(
+        index=index, error_code=result.error, base_offset=result.base_offset,
+        log_append_time_ms=result.log_append_time_ms, log_start_offset=result.log_start_offset,
+        record_errors=[
+            BatchIndexAndErrorMessage(batch_index=i, batch_index_error_message=m)
+            for i, m in result.record_errors
+        ],
+        error_message=result.message,
+    )
+
+
+def _uniform(request: ProduceRequest, result: ProduceResult) -> ProduceResponse:
+    return ProduceResponse(responses=[
+        TopicProduceResponse(name=topic.name, partition_responses=[
+            _partition_response(p.index, result) for p in topic.partition_data
+        ])
+        for topic in request.topic_data
+    ])
 
 
 def _error_response(request: ProduceRequest, version: int, error: Errors) -> ProduceResponse | None:
-    return _response(request, lambda topic, partition: (error, UNEXPECTED_ERROR_MESSAGE))
+    if request.acks == 0:
+        return None
+    return _uniform(request, ProduceResult(error, message=UNEXPECTED_ERROR_MESSAGE))
 
 
 @handler(ProduceRequest, versions="3-12", error_response=_error_response)
 def produce(broker: Broker, request: ProduceRequest, ctx: RequestContext) -> None:
-    def refusal(topic: str, partition: int) -> tuple[Errors, str | None]:
-        if broker.topics.has_partition(topic, partition):
-            return Errors.POLICY_VIOLATION, REFUSAL
-        return Errors.UNKNOWN_TOPIC_OR_PARTITION, None
+    if request.acks not in VALID_ACKS:
+        ctx.respond(_uniform(request, ProduceResult(Errors.INVALID_REQUIRED_ACKS)))
+        return
+    entries = [(topic.name, p) for topic in request.topic_data for p in topic.partition_data]
+    results: list[ProduceResult | None] = [None] * len(entries)
+    waiting = len(entries)
+    if not waiting:
+        ctx.respond(None if request.acks == 0 else ProduceResponse(responses=[]))
+        return
 
-    ctx.respond(_response(request, refusal))
+    def answer() -> None:
+        if request.acks == 0:
+            if any(r is not None and r.error != Errors.NONE for r in results):
+                ctx.close_connection()
+            else:
+                ctx.respond(None)
+            return
+        position = 0
+        responses = []
+        for topic in request.topic_data:
+            partitions = []
+            for p in topic.partition_data:
+                result = results[position]
+                assert result is not None
+                partitions.append(_partition_response(p.index, result))
+                position += 1
+            responses.append(TopicProduceResponse(name=topic.name, partition_responses=partitions))
+        ctx.respond(ProduceResponse(responses=responses))
+
+    def completer(position: int) -> object:
+        def complete(result: ProduceResult) -> None:
+            nonlocal waiting
+            results[position] = result
+            waiting -= 1
+            if waiting == 0:
+                answer()
+        return complete
+
+    allow_zstd = ctx.api_version >= FIRST_ZSTD_VERSION
+    for position, (name, p) in enumerate(entries):
+        broker.replicas.append_records(
+            TopicPartition(name, p.index), p.records, client_id=ctx.client_id,
+            allow_zstd=allow_zstd, callback=completer(position),  # type: ignore[arg-type]
+        )

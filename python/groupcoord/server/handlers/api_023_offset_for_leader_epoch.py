@@ -1,8 +1,9 @@
 """OffsetForLeaderEpoch (key 23): where a leader epoch ends, for a consumer validating its
 position after a leader change (KIP-320).
 
-Every partition has had one leader epoch, 0, ending at the log end offset 0. An epoch
-above it is unknown (epoch -1, offset -1), as Kafka answers.
+Every partition here has had one leader epoch, 0, from its first offset: epoch 0 (or an
+earlier one, which Kafka answers with the first epoch after it) ends at the log end offset.
+An epoch above it is unknown (epoch -1, offset -1), as Kafka answers.
 
 Version notes: v1 answers the leader epoch; v2 current_leader_epoch and throttle_time_ms; v3
 replica_id (-2 for consumers); v4 is flexible.
@@ -11,6 +12,7 @@ replica_id (-2 for consumers); v4 is flexible.
 from __future__ import annotations
 
 from groupcoord.errors import Errors
+from groupcoord.log import TopicPartition
 from groupcoord.protocol.messages.offset_for_leader_epoch import (
     EpochEndOffset,
     OffsetForLeaderEpochRequest,
@@ -18,10 +20,8 @@ from groupcoord.protocol.messages.offset_for_leader_epoch import (
     OffsetForLeaderTopicResult,
 )
 from groupcoord.server.broker import Broker
-from groupcoord.server.handlers.api_002_list_offsets import LOG_END_OFFSET
+from groupcoord.server.handlers.api_002_list_offsets import LEADER_EPOCH
 from groupcoord.server.registry import RequestContext, handler
-
-LEADER_EPOCH = 0
 
 
 def _error_response(
@@ -43,15 +43,18 @@ def offset_for_leader_epoch(
     for topic in request.topics:
         partitions = []
         for p in topic.partitions:
-            if not broker.topics.has_partition(topic.topic, p.partition):
+            tp = TopicPartition(topic.topic, p.partition)
+            log = broker.replicas.partition(tp)
+            if log is None:
                 partitions.append(EpochEndOffset(
-                    error_code=Errors.UNKNOWN_TOPIC_OR_PARTITION, partition=p.partition,
+                    error_code=broker.replicas.partition_error(tp) or Errors.UNKNOWN_TOPIC_OR_PARTITION,
+                    partition=p.partition,
                 ))
             elif p.leader_epoch > LEADER_EPOCH:
                 partitions.append(EpochEndOffset(partition=p.partition))
             else:
                 partitions.append(EpochEndOffset(
-                    partition=p.partition, leader_epoch=LEADER_EPOCH, end_offset=LOG_END_OFFSET,
+                    partition=p.partition, leader_epoch=LEADER_EPOCH, end_offset=log.next_offset,
                 ))
         topics.append(OffsetForLeaderTopicResult(topic=topic.topic, partitions=partitions))
     ctx.respond(OffsetForLeaderEpochResponse(topics=topics))

@@ -36,11 +36,14 @@
 //! - `walk`: a whole log read at once.
 //! - `frames`: a log cut by its length prefixes alone.
 //! - `write` and `control`: writing batches, and transaction markers.
+//! - `produce`: a batch a client produces, checked as a Kafka leader checks it, and given its
+//!   offsets in place.
 
 mod control;
 mod frames;
 mod header;
 mod pipeline;
+pub mod produce;
 mod reader;
 mod record;
 mod walk;
@@ -59,6 +62,7 @@ pub use header::{
     RECORDS_COUNT_OFFSET, RECORD_BATCH_OVERHEAD,
 };
 pub use pipeline::{Pipeline, PIPELINE_BYTES};
+pub use produce::{assign_offsets, validate_produce, ProduceBatch, ProduceError, ProduceLimits};
 pub use reader::{Chunk, LogReader, ReaderState, Walk, CHUNK_BYTES};
 pub use record::{RecordRef, Records};
 pub use walk::{next_valid_batch, read_batches, valid_prefix_length, Parsed};
