@@ -41,6 +41,12 @@ Found = dict[str, dict[int, tuple[int, int] | None]]
 or None when the lookup found nothing; a timestamp the client does not give is -1."""
 
 
+def plain_producer(server: DataServer) -> KafkaProducer:
+    """acks=all without idempotence: these tests are about offsets and fetches, which must not
+    hang on InitProducerId (the idempotent producers are test_server_data_groups.py's)."""
+    return KafkaProducer(bootstrap_servers=server.bootstrap, acks="all", enable_idempotence=False)
+
+
 @pytest.fixture(scope="module", params=SERVERS)
 def target(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[DataServer]:
     with serve(request.param, tmp_path_factory.mktemp(request.param), TOPICS) as server:
@@ -52,7 +58,7 @@ def timed(target: DataServer) -> int:
     """Produce :data:`TIMESTAMPS` (partition 0 one batch a message, partition 1 one batch);
     the base timestamp, ten minutes ago (Kafka refuses timestamps far in the future)."""
     base = int(time.time() * 1000) - 600_000
-    producer = KafkaProducer(bootstrap_servers=target.bootstrap)
+    producer = plain_producer(target)
     try:
         for partition, timestamps in TIMESTAMPS.items():
             sent = []
@@ -188,7 +194,7 @@ def test_list_offsets_finds_the_earliest_latest_timestamped_and_max_timestamp_of
 def test_consumer_groups_describe_shows_the_lag_of_a_partial_commit(target: DataServer) -> None:
     """``kafka-consumer-groups --describe`` of an empty group: for each partition with a
     committed offset, that offset, the log end offset and their difference."""
-    producer = KafkaProducer(bootstrap_servers=target.bootstrap)
+    producer = plain_producer(target)
     try:
         sent = [producer.send(LAGGING, value=b"%d" % n, partition=partition)
                 for partition, count in LAG_MESSAGES.items() for n in range(count)]
@@ -228,7 +234,7 @@ def test_a_long_poll_answers_when_a_message_arrives_not_at_its_max_wait(
     except AssertionError as error:
         raise AssertionError(f"{error}: {tail.errors()}") from None
     time.sleep(1.0)  # its first fetch is parked at the server by now
-    producer = KafkaProducer(bootstrap_servers=target.bootstrap)
+    producer = plain_producer(target)
     try:
         producer.send(topic, key=b"k", value=b"late").get(30)
         acked_at = time.monotonic()
