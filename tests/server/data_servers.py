@@ -20,7 +20,7 @@ import pytest
 from server_process import TEST_SETTINGS, ServerProcess, wait_for
 
 sys.path.append(str(Path(__file__).resolve().parents[2] / "benches"))
-from kafka_broker import JVM_TOOL_OPTIONS, KafkaBroker, java  # noqa: E402
+from kafka_broker import JVM_TOOL_OPTIONS, KafkaBroker, java
 
 SERVERS = [pytest.param("groupcoord"), pytest.param("kafka", marks=pytest.mark.java)]
 """The ``params`` of a suite's server fixture."""

@@ -128,7 +128,8 @@ def wait_settled(consumers: Sequence[ClientProcess], partitions: int, timeout: f
     def settled() -> bool:
         for consumer in consumers:
             if consumer.process.poll() is not None:
-                raise AssertionError(f"a consumer exited with {consumer.process.returncode}: {consumer.errors()}")
+                raise AssertionError(f"a consumer exited with {consumer.process.returncode}: "
+                                     f"{consumer.errors()}")
         return is_disjoint_cover([c.current() for c in consumers], partitions)
 
     try:

@@ -1,9 +1,9 @@
 """The Java client (kafka-clients, pinned in ``java/pom.xml``): built once per test run.
 
 Java 17 and Maven come from the machine; Maven fetches kafka-clients from Maven Central into
-``java/lib`` (ignored by git) when it does not hold the pinned version yet, and javac compiles ``java/src/main/java`` into
-``java/classes``. ``JavaClient`` forms a group and administers it; its data-plane modes are
-``DataClient``'s.
+``java/lib`` (ignored by git) when it does not hold the pinned version yet, and javac compiles
+``java/src/main/java`` into ``java/classes``. ``JavaClient`` forms a group and administers it;
+its data-plane modes are ``DataClient``'s.
 """
 
 from __future__ import annotations

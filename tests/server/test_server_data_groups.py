@@ -19,7 +19,6 @@ from data_support import (
     CLIENT_PARAMS,
     CLIENTS,
     Collected,
-    ConsumerProcess,
     Processes,
     check_each_reads_in_order,
     check_in_producer_order,
@@ -127,7 +126,8 @@ def test_the_group_resumes_from_the_committed_offsets_after_a_consumer_is_killed
     check_each_reads_in_order(consumers)
     confirmed, attempted = victim.commits("committed"), victim.commits("committing")
     for partition in owned:
-        taken_over = [r.offset for s in survivors for r in s.records() if r.partition == partition and r.at > killed_at]
+        taken_over = [r.offset for s in survivors for r in s.records()
+                      if r.partition == partition and r.at > killed_at]
         if not taken_over:
             continue  # the killed consumer had read and committed all of it
         committed = {confirmed.get(partition, 0), attempted.get(partition, 0)}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import pytest
 from data_servers import SERVERS, DataServer, serve
@@ -48,7 +48,9 @@ def target(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 
 
 @pytest.fixture(scope="module")
-def crashed(target: DataServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, ProducerProcess]]:
+def crashed(
+    target: DataServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, ProducerProcess]]:
     """Each client's producer, finished, after the server was SIGKILLed and restarted under it."""
     processes = Processes(tmp_path_factory.mktemp(f"crash-{target.kind}"))
     try:
@@ -57,13 +59,12 @@ def crashed(target: DataServer, tmp_path_factory: pytest.TempPathFactory) -> Ite
                                        count=MESSAGES, interval_ms=INTERVAL_MS, on_go=True)
             for client in CLIENTS
         }
-        wait_for(lambda: all([p.healthy() for p in producers.values()])
-                 and all(p.words("ready") for p in producers.values()), 60, "every producer to be ready")
+        wait_for(lambda: all_say(producers.values(), lambda p: bool(p.words("ready"))), 60,
+                 "every producer to be ready")
         for producer in producers.values():
             producer.go()
-        wait_for(lambda: all([p.healthy() for p in producers.values()])
-                 and all(len(p.acked()) >= ACKED_BEFORE_KILL for p in producers.values()),
-                 60, "every producer to have messages acknowledged")
+        wait_for(lambda: all_say(producers.values(), lambda p: len(p.acked()) >= ACKED_BEFORE_KILL), 60,
+                 "every producer to have messages acknowledged")
         finished = {c: len(p.acked()) for c, p in producers.items() if p.process.poll() is not None}
         assert not finished, f"producers finished before the crash, with so many acknowledged: {finished}"
         target.kill()
@@ -77,6 +78,14 @@ def crashed(target: DataServer, tmp_path_factory: pytest.TempPathFactory) -> Ite
         yield producers
     finally:
         processes.close()
+
+
+def all_say(producers: Iterable[ProducerProcess], condition: Callable[[ProducerProcess], bool]) -> bool:
+    """``condition`` holds for every producer; fail at once if one has exited with failures."""
+    producers = list(producers)
+    for producer in producers:
+        producer.healthy()
+    return all(condition(p) for p in producers)
 
 
 def read_everything(bootstrap: str, topic: str) -> list[tuple[int, int, str, str]]:
