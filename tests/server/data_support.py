@@ -23,7 +23,9 @@ CLIENTS = ("kafka-python", "aiokafka", "confluent-kafka", "java")
 CLIENT_PARAMS = [pytest.param(c, marks=pytest.mark.java) if c == "java" else c for c in CLIENTS]
 """The ``params`` of a test run with each client; the Java client's need Java and Maven."""
 COMPRESSIONS = ("none", "gzip", "snappy", "lz4", "zstd")
-KEYS = 12
+KEYS = 36
+"""Enough that every partition of six gets keys, by murmur2 (Java, kafka-python, aiokafka) and
+by CRC-32 (librdkafka's consistent_random)."""
 PRODUCE_TIMEOUT_S = 120.0
 DATA_PROCESS = Path(__file__).with_name("data_process.py")
 

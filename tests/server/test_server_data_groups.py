@@ -74,6 +74,7 @@ def test_a_group_of_three_reads_every_compressed_message_once_in_order(
     assignments = [c.current() for c in consumers]
     producer = processes.producer(client, target.bootstrap, topic)
     acked = producer.finish()
+    assert set(log_ends(acked)) == set(range(PARTITIONS)), "a partition got no messages"
     check_offsets_dense(acked)
     check_in_producer_order(acked, producer.count)
     wait_for(lambda: everything_read(consumers, acked), WAIT_S, "the group to read every message")
