@@ -19,6 +19,7 @@ KAFKA_PYTHON_MODULES = (
     "kafka.protocol.consumer.offsets",
     "kafka.protocol.admin.groups",
     "kafka.protocol.producer.produce",
+    "kafka.protocol.producer.transaction",
 )
 
 

@@ -83,6 +83,7 @@ def test_registry_lists_the_issue_apis_and_ranges() -> None:
         15: ("DescribeGroups", 0, 6),
         16: ("ListGroups", 0, 5),
         18: ("ApiVersions", 0, 4),
+        22: ("InitProducerId", 0, 5),
         23: ("OffsetForLeaderEpoch", 0, 4),
         42: ("DeleteGroups", 0, 2),
         47: ("OffsetDelete", 0, 0),
@@ -107,6 +108,7 @@ def test_registry_lists_the_issue_apis_and_ranges() -> None:
         15: 5,
         16: 3,
         18: 3,
+        22: 2,
         23: 4,
         42: 2,
     }

@@ -63,7 +63,12 @@ def test_a_data_partition_is_laid_out_as_kafka_lays_it_out(tmp_path: Path) -> No
     names = sorted(p.name for p in directory.iterdir())
     logs = [n for n in names if n.endswith(".log")]
     assert len(logs) > 3
-    assert names == sorted(logs + [n.replace(".log", s) for n in logs for s in (".index", ".timeindex")])
+    # A producer snapshot at each roll and at the close, as Kafka writes them.
+    snapshots = [n for n in names if n.endswith(".snapshot")]
+    assert snapshots == [n.replace(".log", ".snapshot") for n in logs[1:]] + [f"{log.next_offset:020d}.snapshot"]
+    assert names == sorted(
+        logs + snapshots + [n.replace(".log", s) for n in logs for s in (".index", ".timeindex")]
+    )
     for name in logs:
         base = int(name[:20])
         index = TimeIndex.read(directory / name.replace(".log", ".timeindex"), base)

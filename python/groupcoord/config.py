@@ -217,6 +217,17 @@ class Config:
         "Bytes of log between two entries of a segment's offset index.",
         at_least=0,
     )
+    producer_id_expiration_ms: int = setting(
+        86_400_000,
+        "How long a partition keeps the state of an idempotent producer that has not written "
+        "to it; then it forgets the producer's epoch and sequence.",
+        at_least=1,
+    )
+    producer_id_expiration_check_interval_ms: int = setting(
+        600_000,
+        "How often producers idle for producer.id.expiration.ms are forgotten.",
+        at_least=1,
+    )
     auto_create_topics_enable: bool = setting(
         True,
         "Create unknown topics named in metadata requests.",

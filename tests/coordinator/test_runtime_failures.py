@@ -30,6 +30,7 @@ from groupcoord.coordinator.runtime import CoordinatorRuntime
 from groupcoord.errors import Errors
 from groupcoord.log import Append
 from groupcoord.storage import LogManager, PartitionLog
+from groupcoord.storage.log_config import LogConfig
 
 GROUP = "failing-group"
 TP = TopicPartition("t", 0)
@@ -296,9 +297,9 @@ def test_a_cancelled_open_closes_the_log_it_opened(tmp_path: Path) -> None:
         opened: list[PartitionLog] = []
         open_log = manager._open_log
 
-        def slow_open_log(partition: int) -> PartitionLog:
+        def slow_open_log(tp: TopicPartition, settings: LogConfig | None) -> PartitionLog:
             threading.Event().wait(0.2)
-            opened.append(open_log(partition))
+            opened.append(open_log(tp, settings))
             return opened[-1]
 
         manager._open_log = slow_open_log  # type: ignore[method-assign]

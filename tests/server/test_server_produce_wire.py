@@ -307,3 +307,73 @@ def test_a_waiting_fetch_is_answered_by_the_append_not_at_max_wait(server: Serve
         assert [r.value for b in codec.read_batches(partition.records or b"") for r in b.records] == [b"wake"]
         # Answered by the append: far from max_wait_ms (20 s), bounded loosely for a loaded machine.
         assert waited < 5, waited
+
+
+def idempotent(values: list[bytes], producer_id: int, sequence: int, epoch: int = 0) -> bytes:
+    builder = DefaultRecordBatchBuilder(
+        magic=2, compression_type=0, is_transactional=False, producer_id=producer_id,
+        producer_epoch=epoch, base_sequence=sequence, batch_size=10**7,
+    )
+    for i, value in enumerate(values):
+        builder.append(i, timestamp=int(time.time() * 1000), key=b"k", value=value, headers=[])
+    return bytes(builder.build())
+
+
+def test_idempotent_producers_are_checked_and_deduplicated_across_a_restart(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path / "data", topics=[f"{TOPIC}:1"]).start()
+    pid = 4242
+    try:
+        with connect(server) as sock:
+            first = produce(sock, idempotent([b"a", b"b"], pid, 0))
+            assert (first.error_code, first.base_offset) == (Errors.NONE, 0)
+            # A retry of the same batch: NONE with the original offset, nothing appended.
+            retry = produce(sock, idempotent([b"a", b"b"], pid, 0), correlation_id=2)
+            assert (retry.error_code, retry.base_offset) == (Errors.NONE, 0)
+            assert produce(sock, idempotent([b"c"], pid, 2), correlation_id=3).base_offset == 2
+            gap = produce(sock, idempotent([b"x"], pid, 9), correlation_id=4)
+            assert gap.error_code == Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
+            assert produce(sock, idempotent([b"y"], pid, 0, epoch=1), correlation_id=5).base_offset == 3
+            stale = produce(sock, idempotent([b"z"], pid, 3, epoch=0), correlation_id=6)
+            assert stale.error_code == Errors.INVALID_PRODUCER_EPOCH
+            assert latest(sock) == 4
+        assert server.stop() == 0
+        assert sorted(p.name for p in (tmp_path / "data" / f"{TOPIC}-0").glob("*.snapshot")) == [
+            "00000000000000000004.snapshot"
+        ]
+        server.start()
+        with connect(server) as sock:
+            # The producer's state came back from its snapshot: its last batch is still a retry.
+            again = produce(sock, idempotent([b"y"], pid, 0, epoch=1))
+            assert (again.error_code, again.base_offset) == (Errors.NONE, 3)
+            assert produce(sock, idempotent([b"w"], pid, 5, epoch=1), correlation_id=2).error_code == (
+                Errors.OUT_OF_ORDER_SEQUENCE_NUMBER
+            )
+            assert produce(sock, idempotent([b"v"], pid, 1, epoch=1), correlation_id=3).base_offset == 4
+            values = [r.value for b in codec.read_batches(fetch_all(sock)) for r in b.records]
+            assert values == [b"a", b"b", b"c", b"y", b"v"]
+    finally:
+        if server.alive():
+            server.stop()
+
+
+def test_a_damaged_data_partition_is_offline_and_the_others_serve(tmp_path: Path) -> None:
+    server = ServerProcess(tmp_path / "data", topics=[f"{TOPIC}:2"]).start()
+    try:
+        with connect(server) as sock:
+            for i in range(3):
+                for partition in (0, 1):
+                    produce(sock, bytes(batch([b"m%d" % i])), partition=partition, correlation_id=i + 1)
+        assert server.stop() == 0
+        segment = tmp_path / "data" / f"{TOPIC}-0" / "00000000000000000000.log"
+        data = bytearray(segment.read_bytes())
+        data[70] ^= 0xFF  # inside the first batch, with valid batches after it: not a torn tail
+        segment.write_bytes(bytes(data))
+        server.start()
+        with connect(server) as sock:
+            assert produce(sock, bytes(batch([b"x"])), partition=0).error_code == Errors.KAFKA_STORAGE_ERROR
+            assert produce(sock, bytes(batch([b"y"])), partition=1, correlation_id=2).base_offset == 3
+        assert "wire-0 is offline" in server.log()
+        assert segment.read_bytes() == bytes(data)  # refused, never truncated
+    finally:
+        if server.alive():
+            server.stop()

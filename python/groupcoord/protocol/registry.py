@@ -22,6 +22,10 @@ from groupcoord.protocol.messages.find_coordinator import (
     FindCoordinatorResponse,
 )
 from groupcoord.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
+from groupcoord.protocol.messages.init_producer_id import (
+    InitProducerIdRequest,
+    InitProducerIdResponse,
+)
 from groupcoord.protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
 from groupcoord.protocol.messages.leave_group import LeaveGroupRequest, LeaveGroupResponse
 from groupcoord.protocol.messages.list_groups import ListGroupsRequest, ListGroupsResponse
@@ -96,6 +100,7 @@ APIS: Mapping[int, Api] = MappingProxyType(
                 _api(DescribeGroupsRequest, DescribeGroupsResponse),
                 _api(ListGroupsRequest, ListGroupsResponse),
                 _api(ApiVersionsRequest, ApiVersionsResponse),
+                _api(InitProducerIdRequest, InitProducerIdResponse),
                 _api(OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
                 _api(DeleteGroupsRequest, DeleteGroupsResponse),
                 _api(OffsetDeleteRequest, OffsetDeleteResponse),

@@ -33,6 +33,7 @@ from groupcoord.server.endpoint import HttpEndpoint
 from groupcoord.server.metrics import Metrics
 from groupcoord.server.network import NetworkThread
 from groupcoord.server.open_files import OpenFilesWatch, raise_open_files_limit
+from groupcoord.server.producer_ids import ProducerIdManager
 from groupcoord.server.readiness import Readiness
 from groupcoord.server.replica_manager import ReplicaManager
 from groupcoord.server.shutdown import catch_stop_signals, on_stop_signal
@@ -86,6 +87,7 @@ class Server:
         self._runtime: CoordinatorRuntime | None = None
         self._readiness: Readiness | None = None
         self._topics: TopicRegistry | None = None
+        self._producer_ids: ProducerIdManager | None = None
 
     async def start(self) -> None:
         options, config = self.options, self.config
@@ -104,6 +106,8 @@ class Server:
             config = self.config = self._with_offsets_topic_partitions(topics)
             for name, partitions in options.topics:
                 topics.declare(name, partitions)
+            self._producer_ids = producer_ids = ProducerIdManager(options.data_dir)
+            producer_ids.start()
         except BaseException:
             if self._socket is not None:
                 self._socket.close()
@@ -125,7 +129,7 @@ class Server:
         host, port = config.advertised_address() or (_reachable(options.host), self.port)
         self.broker = broker = Broker(
             config, Node(config.node_id, host, port), topics, self._runtime, replicas, fetches,
-            self.metrics, self.time, self._network, self._log.cleaner,
+            self.metrics, self.time, self._network, producer_ids, self._log.cleaner,
         )
         self._listener = await loop.create_server(
             lambda: KafkaConnection(broker, self.connections), sock=sock
@@ -169,6 +173,8 @@ class Server:
             connection.close()
         if self._endpoint is not None:
             await self._endpoint.close()
+        if self._replicas is not None:
+            self._replicas.close()
         if self._fetches is not None:
             self._fetches.close()
         if self._readiness is not None:
@@ -182,6 +188,8 @@ class Server:
             self.failed_closes = self._log.failed_closes
         if self._topics is not None:
             await self._topics.close()
+        if self._producer_ids is not None:
+            await self._producer_ids.close()
         if self._listener is not None:
             await self._listener.wait_closed()
         self.lock.release()

@@ -1,5 +1,6 @@
 """What request handlers see: this node, its topics and their partitions, the coordinator, the
-parked Fetches and the metrics (and what the metrics read: the log cleaner)."""
+parked Fetches, the producer ids and the metrics (and what the metrics read: the log
+cleaner)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from groupcoord.server.delayed_fetch import FetchPurgatory
 from groupcoord.server.fetch_sessions import FetchManager
 from groupcoord.server.metrics import Metrics
 from groupcoord.server.network import NetworkThread
+from groupcoord.server.producer_ids import ProducerIdManager
 from groupcoord.server.replica_manager import ReplicaManager
 from groupcoord.server.topics import TopicRegistry
 from groupcoord.storage.cleaner import LogCleaner
@@ -38,6 +40,7 @@ class Broker:
         metrics: Metrics,
         time: Time,
         network: NetworkThread,
+        producer_ids: ProducerIdManager,
         cleaner: LogCleaner | None = None,
     ) -> None:
         self.config = config
@@ -56,6 +59,8 @@ class Broker:
         self.time = time
         self.network = network
         """Writes the answers to the client sockets."""
+        self.producer_ids = producer_ids
+        """Hands out the ids of idempotent producers (InitProducerId)."""
         self.cleaner = cleaner
         """The log's cleaner (None with log.cleaner.enable=false), for its metrics."""
 

@@ -20,6 +20,7 @@ moves a partition's high watermark completes it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,12 +32,16 @@ from groupcoord.format import codec
 from groupcoord.log import AppendError, BatchAppend, TopicPartition
 from groupcoord.server.topics import OFFSETS_TOPIC, Topic, TopicRegistry
 from groupcoord.storage import LogManager, PartitionLog
+from groupcoord.storage.producer_append import BatchOutcome, PendingAppend
+from groupcoord.storage.producer_state import NO_PRODUCER_ID, ProducerBatch
 
 __all__ = ["ProduceResult", "ReadResult", "ReplicaManager"]
 
 logger = logging.getLogger("groupcoord.server")
 
 NO_OFFSET = -1
+REOPEN_DELAY_S = 5.0
+"""How long a partition whose log failed stays closed before it is opened again."""
 ADMIN_CLIENT_ID = "__admin_client"
 """The only client Kafka lets produce to an internal topic."""
 
@@ -65,6 +70,19 @@ class ReadResult:
     records: bytes = b""
 
 
+def _duplicate_answer(outcome: BatchOutcome, log_start_offset: int) -> ProduceResult:
+    """A retry of a batch already in the log (or on its way): Kafka answers NONE with the
+    original's offsets and its timestamp as the append time; an original that was never
+    written gets its error."""
+    if outcome.error is not None or outcome.base_offset is None:
+        return ProduceResult(outcome.error or Errors.UNKNOWN_SERVER_ERROR, log_start_offset=log_start_offset)
+    return ProduceResult(
+        base_offset=outcome.base_offset,
+        log_append_time_ms=outcome.timestamp if outcome.timestamp is not None else NO_OFFSET,
+        log_start_offset=log_start_offset,
+    )
+
+
 class ReplicaManager:
     """Appends to and reads from the data topics' partitions; on the event loop."""
 
@@ -74,6 +92,11 @@ class ReplicaManager:
         self.topics = topics
         self.time = time
         self._on_high_watermark: Callable[[TopicPartition], object] | None = None
+        self._expiry: asyncio.TimerHandle | None = None
+        self._reopening: set[asyncio.Future[None]] = set()
+        self.offline: dict[TopicPartition, str] = {}
+        """Partitions that could not be opened, and why."""
+        logs.add_data_failure_listener(self._log_failed)
 
     # --- partitions ------------------------------------------------------------------------------
 
@@ -85,12 +108,56 @@ class ReplicaManager:
         self.topics.before_create = self.open_topic
         for topic in self.topics:
             await self.open_topic(topic)
+        self._schedule_expiry()
+
+    def _schedule_expiry(self) -> None:
+        def expire() -> None:
+            self.remove_expired_producers()
+            self._schedule_expiry()
+
+        delay = self.config.producer_id_expiration_check_interval_ms / 1000
+        self._expiry = asyncio.get_running_loop().call_later(delay, expire)
+
+    def close(self) -> None:
+        if self._expiry is not None:
+            self._expiry.cancel()
+            self._expiry = None
+        self.topics.before_create = None
+        for reopening in self._reopening:
+            reopening.cancel()
 
     async def open_topic(self, topic: Topic) -> None:
+        """Open the partitions of ``topic``. One that cannot be opened (damaged by the
+        corruption policy's rules, or a failing disk) stays offline, logged: its requests get
+        KAFKA_STORAGE_ERROR, and the other partitions serve."""
         for partition in range(topic.partitions):
-            tp = TopicPartition(topic.name, partition)
+            await self._open(TopicPartition(topic.name, partition))
+
+    async def _open(self, tp: TopicPartition) -> None:
+        try:
             log = await self.logs.open_log(tp)
-            log.on_acknowledged = self._acknowledged
+        except (OSError, ValueError) as error:  # LogDamagedError is a ValueError
+            self.offline[tp] = str(error)
+            logger.error("%s-%d is offline: %s", tp.topic, tp.partition, error)
+            return
+        self.offline.pop(tp, None)
+        log.on_acknowledged = self._acknowledged
+
+    def _log_failed(self, tp: TopicPartition) -> None:
+        """A write or fsync of ``tp`` failed (its appends fail KAFKA_STORAGE_ERROR): close it,
+        then open it again, which recovers it from its files (a failed fsync keeps it offline
+        until a restart)."""
+        self.offline[tp] = "a write to its log failed"
+
+        async def reopen() -> None:
+            await self.logs.close_log(tp)
+            await asyncio.sleep(REOPEN_DELAY_S)
+            if self._expiry is not None:  # not closed meanwhile
+                await self._open(tp)
+
+        task = asyncio.ensure_future(reopen())
+        self._reopening.add(task)
+        task.add_done_callback(self._reopening.discard)
 
     def _acknowledged(self, log: PartitionLog) -> None:
         if self._on_high_watermark is not None:
@@ -104,10 +171,13 @@ class ReplicaManager:
 
     def partition_error(self, tp: TopicPartition) -> Errors | None:
         """Why ``tp`` cannot be read or written here, or None: Kafka's
-        UNKNOWN_TOPIC_OR_PARTITION for a partition not in the metadata, and
-        NOT_LEADER_OR_FOLLOWER for one known but not (yet, or any more) open here."""
+        UNKNOWN_TOPIC_OR_PARTITION for a partition not in the metadata, KAFKA_STORAGE_ERROR
+        for one offline, and NOT_LEADER_OR_FOLLOWER for one known but not (yet, or any more)
+        open here."""
         if not self.topics.has_partition(tp.topic, tp.partition):
             return Errors.UNKNOWN_TOPIC_OR_PARTITION
+        if tp in self.offline:
+            return Errors.KAFKA_STORAGE_ERROR
         if self.logs.log(tp) is None:
             return Errors.NOT_LEADER_OR_FOLLOWER
         return None
@@ -169,20 +239,53 @@ class ReplicaManager:
             ))
             return
         append_time = now if settings.log_append_time else None
+        pending: PendingAppend | None = None
+        validator = log.producers
+        if validator is not None and batch.producer_id != NO_PRODUCER_ID:
+            verdict = validator.validate([ProducerBatch(
+                0, batch.last_offset_delta, batch.producer_id, batch.producer_epoch,
+                batch.base_sequence, batch.last_offset_delta, batch.max_timestamp,
+            )])
+            if verdict.duplicate is not None:
+                verdict.duplicate.add_done_callback(
+                    lambda outcome: callback(_duplicate_answer(outcome, log.log_start_offset))
+                )
+                return
+            if verdict.error != Errors.NONE:
+                callback(ProduceResult(verdict.error, log_start_offset=log.log_start_offset))
+                return
+            pending = verdict.accepted
 
         def written(result: int | AppendError) -> None:
             if isinstance(result, AppendError):
+                if pending is not None and validator is not None and result.error != Errors.REQUEST_TIMED_OUT:
+                    # The log failed or is closing: what is in flight is dropped here, and the
+                    # producers' state is rebuilt from the log when the partition reopens.
+                    validator.failed(result.error)
                 callback(ProduceResult(result.error, log_start_offset=log.log_start_offset,
                                        message=str(result) or None))
-            else:
-                callback(ProduceResult(
-                    base_offset=result,
-                    log_append_time_ms=NO_OFFSET if append_time is None else append_time,
-                    log_start_offset=log.log_start_offset,
-                ))
+                return
+            if pending is not None and validator is not None:
+                validator.written(pending, result)
+            callback(ProduceResult(
+                base_offset=result,
+                log_append_time_ms=NO_OFFSET if append_time is None else append_time,
+                log_start_offset=log.log_start_offset,
+            ))
 
         append = BatchAppend(bytearray(records or b""), batch.last_offset_delta + 1, append_time)
         self.logs.append_to(tp, append, written)
+
+    def remove_expired_producers(self) -> None:
+        """Forget the producers idle for ``producer.id.expiration.ms`` in every partition
+        (Kafka's ``removeExpiredProducers``, every
+        ``producer.id.expiration.check.interval.ms``)."""
+        now = self.time.milliseconds()
+        for topic in self.topics:
+            for partition in range(topic.partitions):
+                log = self.logs.log(TopicPartition(topic.name, partition))
+                if log is not None and log.producer_state is not None:
+                    log.producer_state.remove_expired(now)
 
     # --- fetch -----------------------------------------------------------------------------------
 

@@ -74,6 +74,23 @@ def new_cluster_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
 
 
+def save_json(path: Path, data: dict[str, Any]) -> None:
+    """Write ``data`` to ``path`` durably (blocking: fsyncs): a temporary file, fsynced and
+    renamed over it, then the directory fsynced, so a crash leaves the old file or the new."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".json.tmp")
+    with open(temporary, "w") as out:
+        json.dump(data, out, indent=1)
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(temporary, path)
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
 class TopicRegistry:
     """Topics by name and by id, loaded from and saved to ``DATA_DIR/metadata.json``."""
 
@@ -121,18 +138,7 @@ class TopicRegistry:
 
     def _save(self, data: dict[str, Any]) -> None:
         """Write ``metadata.json`` durably (blocking: fsyncs)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.path.with_suffix(".json.tmp")
-        with open(temporary, "w") as out:
-            json.dump(data, out, indent=1)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, self.path)
-        directory = os.open(self.path.parent, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
+        save_json(self.path, data)
 
     def _add(self, topic: Topic) -> None:
         self._by_name[topic.name] = topic

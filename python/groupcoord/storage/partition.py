@@ -19,6 +19,7 @@ import bisect
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,8 @@ from groupcoord.format.batch_header import LOG_OVERHEAD
 from groupcoord.log import LogDamagedError
 from groupcoord.storage.damage import PartitionDamage, RecoveryState, examine, log_skipped
 from groupcoord.storage.log_config import LogConfig
+from groupcoord.storage.producer_append import ProducerAppendValidator
+from groupcoord.storage.producer_state import ProducerBatch, ProducerStateManager, rebuild_producer_state
 from groupcoord.storage.repair import backup_directory, rewrite_partition
 from groupcoord.storage.segment import (
     CLEANED_SUFFIX,
@@ -257,6 +260,11 @@ class PartitionLog:
         """Where the high watermark lies: its segment, and its byte position there."""
         self.on_acknowledged: Callable[[PartitionLog], object] | None = None
         """Told, on the loop thread, each time the high watermark moves."""
+        self.producer_state: ProducerStateManager | None = None
+        """Idempotent producers as the log holds them (data topics): updated by the writer
+        thread with each batch it writes, snapshotted at each roll and at close."""
+        self.producers: ProducerAppendValidator | None = None
+        """Checks Produce batches against :attr:`producer_state` on the loop thread."""
 
     def __repr__(self) -> str:
         return f"PartitionLog({self.directory.name}, segments={len(self.segments)}, next_offset={self.next_offset})"
@@ -331,7 +339,19 @@ class PartitionLog:
         for segment in segments[:-1]:
             segment.index.close()
         partition = named[1] if named is not None else -1
-        return cls(directory, partition, segments, config, on_roll, settings)
+        log = cls(directory, partition, segments, config, on_roll, settings)
+        if settings.producer_state:
+            try:
+                log.producer_state = rebuild_producer_state(
+                    directory, segments, log.log_start_offset, log.next_offset,
+                    int(time.time() * 1000), producer_id_expiration_ms=config.producer_id_expiration_ms,
+                )
+            except BaseException:
+                for segment in segments:
+                    segment.close()
+                raise
+            log.producers = ProducerAppendValidator(log.producer_state)
+        return log
 
     # --- state -------------------------------------------------------------------------------
 
@@ -371,6 +391,10 @@ class PartitionLog:
             self.roll(now_ms)
         self.segments[-1].append(batch, last_offset)
         self.unflushed_messages += records
+        if self.producer_state is not None:
+            written = ProducerBatch.read(batch)
+            if written is not None:
+                self.producer_state.update(written)
 
     def roll(self, now_ms: float = 0.0) -> None:
         """Start a new active segment at the log end; the old one is flushed first (as Kafka
@@ -385,6 +409,8 @@ class PartitionLog:
             self.segments.append(new)
         old.index.close()
         self.recovery_point = new.base_offset
+        if self.producer_state is not None:
+            self.producer_state.take_snapshot(new.base_offset)
         if self.on_roll is not None:
             self.on_roll(self)
 
@@ -572,6 +598,8 @@ class PartitionLog:
             try:
                 if self.failed is None:
                     self.flush(self.last_flush_ms)
+                    if self.producer_state is not None:
+                        self.producer_state.take_snapshot(self.next_offset)
             finally:
                 failures = []
                 for segment in self.segments:

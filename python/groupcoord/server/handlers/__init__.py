@@ -2,9 +2,9 @@
 serves (see :mod:`groupcoord.server.registry`). Importing this package registers them all.
 
 Served: the group coordinator's APIs at every version Kafka 4 serves for classic groups and
-the older ones the Python clients send, and enough of Metadata, ListOffsets, Fetch and
-OffsetForLeaderEpoch for consumers to reach ``poll()`` on topics that hold no data, and
-Produce, refused, because librdkafka needs it advertised. Nothing else is advertised.
+the older ones the Python clients send; the data plane of one node (Produce, Fetch,
+ListOffsets, OffsetForLeaderEpoch, through :mod:`groupcoord.server.replica_manager`); Metadata;
+and InitProducerId, which gives idempotent producers their ids. Nothing else is advertised.
 """
 
 from groupcoord.server.handlers import (
@@ -22,6 +22,7 @@ from groupcoord.server.handlers import (
     api_015_describe_groups,
     api_016_list_groups,
     api_018_api_versions,
+    api_022_init_producer_id,
     api_023_offset_for_leader_epoch,
     api_042_delete_groups,
     api_047_offset_delete,
@@ -42,6 +43,7 @@ __all__ = [
     "api_015_describe_groups",
     "api_016_list_groups",
     "api_018_api_versions",
+    "api_022_init_producer_id",
     "api_023_offset_for_leader_epoch",
     "api_042_delete_groups",
     "api_047_offset_delete",
