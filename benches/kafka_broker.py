@@ -111,10 +111,23 @@ class KafkaBroker:
                                        stdout=log, stderr=subprocess.STDOUT, timeout=timeout, check=False)
             if formatted.returncode != 0:
                 raise AssertionError(f"StorageTool format exited {formatted.returncode} (log: {self.log_path})")
-            self.process = subprocess.Popen(java("kafka.Kafka", str(config), options=JVM_BROKER_OPTIONS),
-                                            stdout=log, stderr=subprocess.STDOUT)
+        return self._run(timeout)
+
+    def restart(self, timeout: float = 120.0) -> KafkaBroker:
+        """Start again on the same log directory and ports (after :meth:`stop` or :meth:`kill`)."""
+        assert self.process is None or self.process.poll() is not None, "Kafka is still running"
+        return self._run(timeout)
+
+    def _run(self, timeout: float) -> KafkaBroker:
+        """Run ``kafka.Kafka`` on the written ``server.properties``; wait until it has started."""
+        logged = self.log_path.stat().st_size
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                java("kafka.Kafka", str(self.directory / "server.properties"), options=JVM_BROKER_OPTIONS),
+                stdout=log, stderr=subprocess.STDOUT,
+            )
         deadline = time.monotonic() + timeout
-        while STARTED not in self.log_path.read_text(errors="replace"):
+        while STARTED not in self.log_path.read_bytes()[logged:].decode(errors="replace"):
             if self.process.poll() is not None:
                 raise AssertionError(f"Kafka exited with {self.process.returncode} (log: {self.log_path})")
             if time.monotonic() > deadline:

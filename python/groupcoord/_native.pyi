@@ -583,9 +583,9 @@ class Sender:
 class Channel:
     """One connection's way to its socket."""
 
-    def send(self, data: bytes) -> None:
+    def send(self, data: bytes | bytearray) -> None:
         """Queue ``data`` to be written after everything sent before it."""
-    def try_write(self, data: bytes) -> bool:
+    def try_write(self, data: bytes | bytearray) -> bool:
         """Write ``data`` now, on the calling thread, if nothing sent before it is still
         queued; what the socket does not take at once is queued for the thread. True if all of
         it was written (or dropped: the channel is closed or its socket failed); False if some

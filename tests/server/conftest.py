@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from client_support import OTHER_TOPIC, PARTITIONS, TOPIC
+from data_support import Processes
 from server_process import ServerProcess
 
 
@@ -31,3 +32,13 @@ def fresh_server(tmp_path: Path) -> Iterator[ServerProcess]:
         yield process
     finally:
         process.kill()
+
+
+@pytest.fixture
+def processes(tmp_path: Path) -> Iterator[Processes]:
+    """The client processes a data-plane test starts; those still running are killed at the end."""
+    made = Processes(tmp_path)
+    try:
+        yield made
+    finally:
+        made.close()

@@ -2,42 +2,24 @@
 ``groupcoord serve``: two consumers share a topic's partitions, a commit round-trips, and the
 admin client lists, describes, lists the offsets of and deletes the group.
 
-Java 17 and Maven come from the machine; Maven fetches kafka-clients from Maven Central into
-``tests/server/java/lib`` (ignored by git) on the first run.
+``java_client.py`` builds it (Java 17 and Maven come from the machine).
 """
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 from client_support import PARTITIONS, TOPIC, is_disjoint_cover
+from java_client import java_client
 from server_process import ServerProcess
 
 pytestmark = [pytest.mark.java, pytest.mark.clients]
 
-JAVA = Path(__file__).with_name("java")
-
-
-def _build() -> Path:
-    """Fetch kafka-clients and compile the client; the class path to run it."""
-    mvn, javac = shutil.which("mvn"), shutil.which("javac")
-    assert mvn and javac, "the Java client test needs Maven and a JDK (17+) on the PATH"
-    lib, classes = JAVA / "lib", JAVA / "classes"
-    subprocess.run([mvn, "-q", "-B", "dependency:copy-dependencies", f"-DoutputDirectory={lib}"],
-                   cwd=JAVA, check=True, timeout=600)
-    classes.mkdir(exist_ok=True)
-    subprocess.run([javac, "-d", str(classes), "-cp", f"{lib}/*",
-                    str(JAVA / "src/main/java/JavaClient.java")], check=True, timeout=300)
-    return Path(f"{lib}/*:{classes}")
-
 
 def test_the_java_client_forms_a_group_commits_and_administers_it(server: ServerProcess) -> None:
-    classpath = _build()
     group = "java-client-group"
-    run = subprocess.run(["java", "-cp", str(classpath), "JavaClient", server.bootstrap, group, TOPIC],
+    run = subprocess.run(java_client(server.bootstrap, group, TOPIC),
                          capture_output=True, text=True, timeout=180)
     assert run.returncode == 0, run.stderr[-3000:]
     lines = [line.split(" ", 1) for line in run.stdout.splitlines()]

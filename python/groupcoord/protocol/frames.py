@@ -164,8 +164,9 @@ _SIZE_AND_CORRELATION_ID = Struct(">ii")
 a flexible header follow as one zero byte)."""
 
 
-def encode_response(correlation_id: int, response: Response, version: int) -> bytes:
-    """A response frame: size prefix, the response header its version calls for, the body.
+def encode_response(correlation_id: int, response: Response, version: int) -> bytearray:
+    """A response frame: size prefix, the response header its version calls for, the body;
+    the buffer it was encoded in, not copied again (a Fetch answer's records are megabytes).
 
     Raises:
         EncodeError: the response cannot be encoded at ``version`` (names the field).
@@ -178,7 +179,7 @@ def encode_response(correlation_id: int, response: Response, version: int) -> by
     except Exception as exc:
         raise explain_encode_failure(response, version, exc) from exc
     _SIZE_AND_CORRELATION_ID.pack_into(out, 0, len(out) - 4, correlation_id)
-    return bytes(out)
+    return out
 
 
 def check_api_versions_header(frame: bytes, api_version: int) -> None:
@@ -194,7 +195,7 @@ def check_api_versions_header(frame: bytes, api_version: int) -> None:
         ) from None
 
 
-def encode_api_versions_fallback(correlation_id: int, api_keys: list[ApiVersion]) -> bytes:
+def encode_api_versions_fallback(correlation_id: int, api_keys: list[ApiVersion]) -> bytearray:
     """Kafka's answer to an ApiVersions request at a version it does not support.
 
     The body is ApiVersionsResponse v0 (error 35 UNSUPPORTED_VERSION, then ``api_keys``:

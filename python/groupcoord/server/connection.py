@@ -304,7 +304,7 @@ class KafkaConnection(asyncio.Protocol):
                       in_flight.correlation_id, response)
         self._resume_soon()
 
-    def _write(self, data: bytes) -> None:
+    def _write(self, data: bytes | bytearray) -> None:
         """Send ``data`` after the answers before it: through the network thread, which has
         this connection wait while too much of it is still to be written."""
         channel = self._channel

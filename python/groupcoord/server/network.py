@@ -76,7 +76,7 @@ class NetworkThread:
             return None
         return self._sender.open(fd)
 
-    def send(self, channel: _native.Channel, data: bytes, writer: Writer) -> bool:
+    def send(self, channel: _native.Channel, data: bytes | bytearray, writer: Writer) -> bool:
         """Write ``data`` on ``channel``: now, or queued for the thread, which is woken at the
         end of this turn. Returns False if the channel's unwritten answers passed
         :data:`WRITE_HIGH_WATER`: ``writer.resume_writing`` is called once they are down to

@@ -412,28 +412,24 @@ class LogSegment:
 
     def position_of(self, offset: int) -> int:
         """Position of the first batch whose last offset is at or after ``offset`` (the
-        segment's size when there is none): the index gives where to start, then a scan."""
-        start = self.index.lookup(offset)
-        position = start
+        segment's size when there is none): the index gives where to start, then a scan of
+        the batch headers (a batch larger than the scan's window is stepped over by its
+        header alone, never read whole)."""
+        position = self.index.lookup(offset)
         while position < self.size:
             data = os.pread(self.fd, min(1 << 16, self.size - position), position)
-            moved = False
             for batch in walk_batches(data, base_position=position):
                 if batch.last_offset >= offset:
                     return batch.position
                 position = batch.position + batch.size
-                moved = True
-            if not moved:
-                size = batch_size_at(data, 0) or self.size
-                if size <= len(data):
-                    break
-                data = os.pread(self.fd, size, position)
-                first = next(walk_batches(data, base_position=position), None)
-                if first is None:
-                    break
-                if first.last_offset >= offset:
-                    return first.position
-                position += first.size
+            header = os.pread(self.fd, V2_HEADER_SIZE, position)
+            size = batch_size_at(header, 0)
+            last = _last_offset_of_header(header)
+            if size is None or last is None:
+                break
+            if last >= offset:
+                return position
+            position += size
         return self.size
 
     # --- closing -----------------------------------------------------------------------------

@@ -4,7 +4,10 @@ use std::net::TcpStream;
 use std::os::fd::FromRawFd;
 use std::os::unix::net::UnixStream;
 
+use pyo3::buffer::PyBuffer;
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 use crate::error::Error;
 use crate::network;
@@ -65,17 +68,17 @@ struct Channel {
 
 #[pymethods]
 impl Channel {
-    /// Queue ``data`` to be written after everything sent before it.
-    fn send(&self, data: &[u8]) {
-        self.inner.send(data);
+    /// Queue ``data`` (bytes or a bytearray) to be written after everything sent before it.
+    fn send(&self, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        with_bytes(data, |bytes| self.inner.send(bytes))
     }
 
-    /// Write ``data`` now, on the calling thread, if nothing sent before it is still queued;
-    /// what the socket does not take at once is queued for the thread. True if all of it was
-    /// written (or dropped: the channel is closed or its socket failed); False if some of it
-    /// waits for the thread, which must then be woken.
-    fn try_write(&self, data: &[u8]) -> bool {
-        self.inner.try_write(data)
+    /// Write ``data`` (bytes or a bytearray) now, on the calling thread, if nothing sent
+    /// before it is still queued; what the socket does not take at once is queued for the
+    /// thread. True if all of it was written (or dropped: the channel is closed or its socket
+    /// failed); False if some of it waits for the thread, which must then be woken.
+    fn try_write(&self, data: &Bound<'_, PyAny>) -> PyResult<bool> {
+        with_bytes(data, |bytes| self.inner.try_write(bytes))
     }
 
     /// Bytes sent but not yet written to the socket.
@@ -109,4 +112,27 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Sender>()?;
     m.add_class::<Channel>()?;
     Ok(())
+}
+
+/// Run ``f`` on the bytes of ``data``, `bytes` or a contiguous writable buffer (the encoder's
+/// `bytearray`), read where they lie: an answer is not copied to be written.
+fn with_bytes<T>(data: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> T) -> PyResult<T> {
+    if let Ok(bytes) = data.cast::<PyBytes>() {
+        return Ok(f(bytes.as_bytes()));
+    }
+    let buffer = PyBuffer::<u8>::get(data)?;
+    if !buffer.is_c_contiguous() {
+        return Err(PyTypeError::new_err(
+            "expected a contiguous buffer of bytes",
+        ));
+    }
+    let len = buffer.item_count();
+    if len == 0 {
+        return Ok(f(&[]));
+    }
+    // SAFETY: the buffer is a contiguous export of `len` bytes, held (so alive and not
+    // resized) until the end of this function; `f` runs with the GIL held and never releases
+    // it, so no Python code can change the bytes while they are read.
+    let slice = unsafe { std::slice::from_raw_parts(buffer.buf_ptr() as *const u8, len) };
+    Ok(f(slice))
 }

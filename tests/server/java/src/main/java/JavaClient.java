@@ -15,13 +15,22 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * The Java consumer and admin client against groupcoord serve: two consumers form a group
  * over TOPIC and share its partitions, one commits and reads its offset back, the group is
  * listed, described, its offsets listed, then (once the consumers closed) deleted. Prints one
- * line per fact the Python test checks.
+ * line per fact the Python test checks. The data-plane modes (produce, consume, tail, offsets)
+ * are {@link DataClient}'s.
  *
  * Usage: JavaClient BOOTSTRAP GROUP TOPIC
+ *        JavaClient produce|consume|tail|offsets ARGS...
  */
 public final class JavaClient {
     public static void main(String[] args) throws Exception {
-        String bootstrap = args[0], group = args[1], topic = args[2];
+        if (DataClient.MODES.contains(args[0])) {
+            DataClient.main(args);
+        } else {
+            group(args[0], args[1], args[2]);
+        }
+    }
+
+    private static void group(String bootstrap, String group, String topic) throws Exception {
         List<KafkaConsumer<byte[], byte[]>> consumers = new ArrayList<>();
         for (int i = 0; i < 2; i++) {
             Properties p = new Properties();
