@@ -181,7 +181,7 @@ def test_kafka_python_first_request_is_understood() -> None:
         (bytes.fromhex("2710 0000 00000003 ffff"), UnknownApiKeyError, (10000, 0, 3)),
         (bytes.fromhex("000c 0005 00000004 ffff"), UnsupportedVersionError, (12, 5, 4)),
         (bytes.fromhex("000c ffff 00000004 ffff"), UnsupportedVersionError, (12, -1, 4)),
-        (bytes.fromhex("0001 0012 00000005 ffff"), UnsupportedVersionError, (1, 18, 5)),
+        (bytes.fromhex("0001 0013 00000005 ffff"), UnsupportedVersionError, (1, 19, 5)),
     ],
 )
 def test_unknown_keys_and_versions_keep_the_header(

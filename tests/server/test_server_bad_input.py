@@ -53,6 +53,7 @@ from groupcoord.protocol.messages.offset_fetch import (
     OffsetFetchResponse,
 )
 from groupcoord.protocol.primitives import MAX_STRING_LENGTH
+from groupcoord.server import handlers  # noqa: F401  (importing them registers the handlers)
 from groupcoord.server.registry import HANDLERS
 
 pytestmark = pytest.mark.timeout(180)

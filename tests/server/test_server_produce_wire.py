@@ -5,7 +5,9 @@ wrote)."""
 
 from __future__ import annotations
 
+import json
 import random
+import uuid
 import socket
 import struct
 import time
@@ -377,3 +379,25 @@ def test_a_damaged_data_partition_is_offline_and_the_others_serve(tmp_path: Path
     finally:
         if server.alive():
             server.stop()
+
+
+def test_produce_v13_and_fetch_name_topics_by_id(server: ServerProcess) -> None:
+    metadata = json.loads((server.data_dir / "metadata.json").read_text())
+    topic_id = uuid.UUID(next(t["topic_id"] for t in metadata["topics"] if t["name"] == TOPIC))
+    with connect(server) as sock:
+        end = latest(sock, 1)
+        request = ProduceRequest(acks=-1, timeout_ms=5000, topic_data=[
+            TopicProduceData(topic_id=topic_id, partition_data=[
+                PartitionProduceData(index=1, records=bytes(batch([b"by-id"])))]),
+            TopicProduceData(topic_id=uuid.uuid4(), partition_data=[
+                PartitionProduceData(index=0, records=bytes(batch([b"lost"])))]),
+        ])
+        response = exchange(sock, request, ProduceResponse, 13)
+        known, unknown = response.responses
+        assert known.topic_id == topic_id and known.partition_responses[0].base_offset == end
+        assert unknown.partition_responses[0].error_code == Errors.UNKNOWN_TOPIC_ID
+        fetch = FetchRequest(max_wait_ms=0, min_bytes=1, max_bytes=10**6, topics=[FetchTopic(
+            topic_id=topic_id, partitions=[FetchPartition(partition=1, fetch_offset=end, partition_max_bytes=10**6)])])
+        answer = exchange(sock, fetch, FetchResponse, 18, correlation_id=2)
+        (partition,) = answer.responses[0].partitions
+        assert [r.value for b in codec.read_batches(partition.records or b"") for r in b.records] == [b"by-id"]

@@ -1,4 +1,4 @@
-"""Fetch (key 1), versions 0-17, flexible from 12.
+"""Fetch (key 1), versions 0-18, flexible from 12.
 
 Version notes: v1 adds throttle_time_ms; v3 max_bytes; v4 isolation_level,
 last_stable_offset and aborted transactions; v5 log_start_offset; v7 fetch sessions
@@ -7,7 +7,8 @@ current_leader_epoch (KIP-320); v11 rack_id and preferred_read_replica (KIP-392)
 (flexible) last_fetched_epoch and the tagged diverging_epoch, current_leader and
 snapshot_id; v13 names topics by id instead of name (KIP-516); v15 moves replica_id into the
 tagged replica_state (KIP-903); v16 adds the response's tagged node_endpoints (KIP-951); v17
-the tagged replica_directory_id (KIP-853).
+the tagged replica_directory_id (KIP-853); v18 a follower's tagged high watermark in each
+partition (KIP-1166; a consumer leaves it at its default).
 
 A consumer reaching ``poll()`` on an empty topic needs ``records`` to be empty bytes, not
 null (librdkafka rejects a null record set).
@@ -45,6 +46,7 @@ class FetchPartition(Struct):
     log_start_offset: int = field(INT64, versions="5+", default=-1)
     partition_max_bytes: int = field(INT32)
     replica_directory_id: PyUUID = field(UUID, versions="17+", tag=0)
+    high_watermark: int = field(INT64, versions="18+", tag=1, default=2**63 - 1)
 
 
 class FetchTopic(Struct):
@@ -59,7 +61,7 @@ class ForgottenTopic(Struct):
     partitions: list[int] = field(Array(INT32), versions="7+")
 
 
-class FetchRequest(Request, api_key=1, versions="0-17", flexible="12+"):
+class FetchRequest(Request, api_key=1, versions="0-18", flexible="12+"):
     cluster_id: str | None = field(STRING, versions="12+", nullable="12+", tag=0, default=None)
     replica_id: int = field(INT32, versions="0-14", default=-1)
     replica_state: ReplicaState = field(ReplicaState, versions="15+", tag=1)
@@ -123,7 +125,7 @@ class NodeEndpoint(Struct):
     rack: str | None = field(STRING, versions="16+", nullable="16+", default=None)
 
 
-class FetchResponse(Response, api_key=1, versions="0-17", flexible="12+"):
+class FetchResponse(Response, api_key=1, versions="0-18", flexible="12+"):
     throttle_time_ms: int = field(INT32, versions="1+")
     error_code: int = field(INT16, versions="7+")
     session_id: int = field(INT32, versions="7+", default=0)

@@ -1,4 +1,4 @@
-"""Produce (key 0), versions 0-12, flexible from 9.
+"""Produce (key 0), versions 0-13, flexible from 9.
 
 Declared so the ApiVersions table can advertise it (librdkafka enables its MSGVER2 feature
 only when Produce >= 3 and Fetch >= 4 are both advertised); a coordinator-only server
@@ -6,10 +6,13 @@ answers it with an error.
 
 Version notes: v1 adds throttle_time_ms; v2 log_append_time_ms; v3 transactional_id and
 record batch v2; v5 log_start_offset; v8 per-record errors (KIP-467); v10 the tagged
-current_leader and node_endpoints (KIP-951); v11 and v12 only change the errors allowed.
+current_leader and node_endpoints (KIP-951); v11 and v12 only change the errors allowed; v13
+names topics by topic id instead of by name (KIP-516).
 """
 
 from __future__ import annotations
+
+from uuid import UUID as PyUUID
 
 from groupcoord.protocol.message import Request, Response
 from groupcoord.protocol.schema import (
@@ -18,6 +21,7 @@ from groupcoord.protocol.schema import (
     INT64,
     RECORDS,
     STRING,
+    UUID,
     Array,
     Struct,
     field,
@@ -30,11 +34,12 @@ class PartitionProduceData(Struct):
 
 
 class TopicProduceData(Struct):
-    name: str = field(STRING)
+    name: str = field(STRING, versions="0-12")
+    topic_id: PyUUID = field(UUID, versions="13+")
     partition_data: list[PartitionProduceData] = field(Array(PartitionProduceData))
 
 
-class ProduceRequest(Request, api_key=0, versions="0-12", flexible="9+"):
+class ProduceRequest(Request, api_key=0, versions="0-13", flexible="9+"):
     transactional_id: str | None = field(STRING, versions="3+", nullable="3+", default=None)
     acks: int = field(INT16)
     timeout_ms: int = field(INT32)
@@ -67,7 +72,8 @@ class PartitionProduceResponse(Struct):
 
 
 class TopicProduceResponse(Struct):
-    name: str = field(STRING)
+    name: str = field(STRING, versions="0-12")
+    topic_id: PyUUID = field(UUID, versions="13+")
     partition_responses: list[PartitionProduceResponse] = field(Array(PartitionProduceResponse))
 
 
@@ -78,7 +84,7 @@ class NodeEndpoint(Struct):
     rack: str | None = field(STRING, versions="10+", nullable="10+", default=None)
 
 
-class ProduceResponse(Response, api_key=0, versions="0-12", flexible="9+"):
+class ProduceResponse(Response, api_key=0, versions="0-13", flexible="9+"):
     responses: list[TopicProduceResponse] = field(Array(TopicProduceResponse))
     throttle_time_ms: int = field(INT32, versions="1+", default=0)
     node_endpoints: list[NodeEndpoint] = field(Array(NodeEndpoint), versions="10+", tag=0)

@@ -13,10 +13,13 @@ Produce never creates a topic: an unknown one is UNKNOWN_TOPIC_OR_PARTITION.
 Version notes: v3 is Kafka 4's lowest that carries data (record batch v2, transactional_id;
 librdkafka needs v0-2 advertised, which Kafka 4 then refuses: here too, with
 UNSUPPORTED_VERSION); v5+ log_start_offset; v7+ zstd (below: UNSUPPORTED_COMPRESSION_TYPE); v8+
-per-record errors and an error message.
+per-record errors and an error message; v13 names topics by topic id (KIP-516): an unknown id
+is UNKNOWN_TOPIC_ID.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from groupcoord.errors import Errors
 from groupcoord.log import TopicPartition
@@ -34,6 +37,7 @@ from groupcoord.server.replica_manager import ProduceResult
 VALID_ACKS = (-1, 0, 1)
 FIRST_RECORD_BATCH_VERSION = 3
 FIRST_ZSTD_VERSION = 7
+FIRST_TOPIC_ID_VERSION = 13
 
 
 def _partition_response(index: int, result: ProduceResult) -> PartitionProduceResponse:
@@ -50,7 +54,7 @@ def _partition_response(index: int, result: ProduceResult) -> PartitionProduceRe
 
 def _uniform(request: ProduceRequest, result: ProduceResult) -> ProduceResponse:
     return ProduceResponse(responses=[
-        TopicProduceResponse(name=topic.name, partition_responses=[
+        TopicProduceResponse(name=topic.name, topic_id=topic.topic_id, partition_responses=[
             _partition_response(p.index, result) for p in topic.partition_data
         ])
         for topic in request.topic_data
@@ -63,12 +67,22 @@ def _error_response(request: ProduceRequest, version: int, error: Errors) -> Pro
     return _uniform(request, ProduceResult(error, message=UNEXPECTED_ERROR_MESSAGE))
 
 
-@handler(ProduceRequest, versions="3-12", error_response=_error_response)
+@handler(ProduceRequest, versions="3-13", error_response=_error_response)
 def produce(broker: Broker, request: ProduceRequest, ctx: RequestContext) -> None:
     if request.acks not in VALID_ACKS:
         ctx.respond(_uniform(request, ProduceResult(Errors.INVALID_REQUIRED_ACKS)))
         return
-    entries = [(topic.name, p) for topic in request.topic_data for p in topic.partition_data]
+    by_id = ctx.api_version >= FIRST_TOPIC_ID_VERSION
+    names: list[str | None] = []
+    for topic in request.topic_data:
+        if by_id:
+            known = broker.topics.by_id(topic.topic_id)
+            names.append(known.name if known is not None else None)
+        else:
+            names.append(topic.name)
+    entries = [
+        (name, p) for name, topic in zip(names, request.topic_data) for p in topic.partition_data
+    ]
     results: list[ProduceResult | None] = [None] * len(entries)
     waiting = len(entries)
     if not waiting:
@@ -91,10 +105,12 @@ def produce(broker: Broker, request: ProduceRequest, ctx: RequestContext) -> Non
                 assert result is not None
                 partitions.append(_partition_response(p.index, result))
                 position += 1
-            responses.append(TopicProduceResponse(name=topic.name, partition_responses=partitions))
+            responses.append(TopicProduceResponse(
+                name=topic.name, topic_id=topic.topic_id, partition_responses=partitions,
+            ))
         ctx.respond(ProduceResponse(responses=responses))
 
-    def completer(position: int) -> object:
+    def completer(position: int) -> Callable[[ProduceResult], None]:
         def complete(result: ProduceResult) -> None:
             nonlocal waiting
             results[position] = result
@@ -105,7 +121,10 @@ def produce(broker: Broker, request: ProduceRequest, ctx: RequestContext) -> Non
 
     allow_zstd = ctx.api_version >= FIRST_ZSTD_VERSION
     for position, (name, p) in enumerate(entries):
+        if name is None:
+            completer(position)(ProduceResult(Errors.UNKNOWN_TOPIC_ID))
+            continue
         broker.replicas.append_records(
             TopicPartition(name, p.index), p.records, client_id=ctx.client_id,
-            allow_zstd=allow_zstd, callback=completer(position),  # type: ignore[arg-type]
+            allow_zstd=allow_zstd, callback=completer(position),
         )

@@ -21,7 +21,8 @@ Version notes:
   with something new. A parked Fetch updates its session when it answers.
 - v11+: preferred_read_replica, always -1.
 - v13+: topics are named by topic id (from Metadata v10+) instead of by name.
-- v15+: the replica id moves into the tagged replica_state; v17 replica_directory_id.
+- v15+: the replica id moves into the tagged replica_state; v17 replica_directory_id; v18 a
+  follower's high watermark (KIP-1166), a tagged field consumers do not send.
 """
 
 from __future__ import annotations
@@ -105,7 +106,7 @@ def _answer(answer: FetchAnswer[PartitionData]) -> FetchResponse:
     return FetchResponse(error_code=answer.error, session_id=answer.session_id, responses=responses)
 
 
-@handler(FetchRequest, versions="0-17", error_response=_error_response)
+@handler(FetchRequest, versions="0-18", error_response=_error_response)
 def fetch(broker: Broker, request: FetchRequest, ctx: RequestContext) -> None:
     by_id = ctx.api_version >= 13
     replicas = broker.replicas
