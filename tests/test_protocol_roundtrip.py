@@ -69,8 +69,8 @@ def test_sample_with_every_field_set(cls_version: tuple[type[Message], int]) -> 
 def test_registry_lists_the_issue_apis_and_ranges() -> None:
     declared = {key: (api.name, api.min_version, api.max_version) for key, api in APIS.items()}
     assert declared == {
-        0: ("Produce", 0, 12),
-        1: ("Fetch", 0, 17),
+        0: ("Produce", 0, 13),
+        1: ("Fetch", 0, 18),
         2: ("ListOffsets", 0, 10),
         3: ("Metadata", 0, 13),
         8: ("OffsetCommit", 0, 9),

@@ -76,7 +76,7 @@ def test_message_class_attributes() -> None:
     ) == (11, 0, 9)
     assert JoinGroupRequest.name == "JoinGroupRequest"
     assert not JoinGroupRequest.is_flexible(5) and JoinGroupRequest.is_flexible(6)
-    assert FetchResponse.supports(17) and not FetchResponse.supports(18)
+    assert FetchResponse.supports(18) and not FetchResponse.supports(19)
 
 
 def test_tagged_fields_are_written_only_when_not_default() -> None:
