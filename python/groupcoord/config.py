@@ -149,6 +149,53 @@ class Config:
         "Size at which a segment of a data topic is rolled (Kafka's segment.bytes default).",
         at_least=1_048_576,
     )
+    log_retention_hours: int = setting(
+        168,
+        "How long a data topic keeps a segment after its newest record (retention.ms's default).",
+        at_least=-1,
+    )
+    log_retention_minutes: int = setting(
+        -2,
+        "log.retention.hours in minutes, which it overrides unless -2 (not set); -1: unlimited.",
+        at_least=-2,
+    )
+    log_retention_ms: int = setting(
+        -2,
+        "log.retention.minutes in milliseconds, which it overrides unless -2 (not set); -1: "
+        "unlimited.",
+        at_least=-2,
+    )
+    log_retention_bytes: int = setting(
+        -1,
+        "The most bytes a data topic's partition keeps before its oldest segments go; -1: unlimited.",
+        at_least=-1,
+    )
+    log_retention_check_interval_ms: int = setting(
+        300_000,
+        "How often the logs are checked for segments to delete by retention.",
+        at_least=1,
+    )
+    log_segment_delete_delay_ms: int = setting(
+        60_000,
+        "How long a deleted segment's files stay (renamed .deleted) before they are removed, so "
+        "that reads in flight finish (file.delete.delay.ms's default).",
+        at_least=0,
+    )
+    log_cleanup_policy: str = setting(
+        "delete",
+        "Data topics' cleanup.policy: delete, compact, or compact,delete.",
+    )
+    log_cleaner_min_compaction_lag_ms: int = setting(
+        0,
+        "How old a record must be before the cleaner may compact it away.",
+        at_least=0,
+    )
+    log_cleaner_max_compaction_lag_ms: int = setting(
+        9_223_372_036_854_775_807,
+        "How long a record may stay uncompacted: a log with older dirty records is cleaned "
+        "whatever its dirty ratio.",
+        at_least=1,
+    )
     log_message_timestamp_type: str = setting(
         "CreateTime",
         "Data topics' timestamp type: CreateTime (the producer's) or LogAppendTime (the broker's).",
@@ -279,6 +326,21 @@ class Config:
         """How long a segment fills before it is rolled: log.roll.ms, else log.roll.hours."""
         return self.log_roll_ms if self.log_roll_ms != -1 else self.log_roll_hours * 3_600_000
 
+    @property
+    def retention_ms(self) -> int:
+        """log.retention.ms, else log.retention.minutes, else log.retention.hours, in ms (-1:
+        unlimited), as Kafka's ``KafkaConfig.logRetentionTimeMillis`` reads them."""
+        if self.log_retention_ms != -2:
+            return self.log_retention_ms
+        if self.log_retention_minutes != -2:
+            return -1 if self.log_retention_minutes < 0 else self.log_retention_minutes * 60_000
+        return -1 if self.log_retention_hours < 0 else self.log_retention_hours * 3_600_000
+
+    @property
+    def cleanup_policy(self) -> frozenset[str]:
+        """log.cleanup.policy as its parts: ``{"delete"}``, ``{"compact"}`` or both."""
+        return frozenset(p.strip() for p in self.log_cleanup_policy.split(",") if p.strip())
+
     @classmethod
     def from_properties(cls, properties: Mapping[str, Any]) -> Config:
         """Build from Kafka-named settings; unknown names are kept in ``extra``."""
@@ -305,6 +367,8 @@ class Config:
             )
         if self.log_roll_ms == 0:
             raise ValueError("log.roll.ms must be at least 1, or -1 to use log.roll.hours")
+        if not self.cleanup_policy or not self.cleanup_policy <= {"delete", "compact"}:
+            raise ValueError("log.cleanup.policy must be delete, compact or compact,delete")
         if self.log_message_timestamp_type not in ("CreateTime", "LogAppendTime"):
             raise ValueError("log.message.timestamp.type must be CreateTime or LogAppendTime")
         self.owned_partitions()

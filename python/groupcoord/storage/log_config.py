@@ -38,6 +38,22 @@ class LogConfig:
     """Keep idempotent producers' state and its ``.snapshot`` files (data topics)."""
     timestamp_before_max_ms: int = NEVER
     timestamp_after_max_ms: int = NEVER
+    retention_ms: int = -1
+    """``retention.ms``: segments whose newest record is older go (-1: unlimited)."""
+    retention_bytes: int = -1
+    """``retention.bytes``: the oldest segments go while the log is larger (-1: unlimited)."""
+    delete: bool = False
+    """``cleanup.policy`` includes ``delete``: retention by time and size applies."""
+    delete_retention_ms: int = 86_400_000
+    """``delete.retention.ms``: how long the cleaner keeps a tombstone once it kept it."""
+    min_compaction_lag_ms: int = 0
+    """``min.compaction.lag.ms``: no record younger is compacted away."""
+    max_compaction_lag_ms: int = NEVER
+    """``max.compaction.lag.ms``: a log with dirty records older is cleaned whatever its ratio."""
+    min_cleanable_ratio: float = 0.5
+    """``min.cleanable.dirty.ratio``."""
+    file_delete_delay_ms: int = 60_000
+    """``file.delete.delay.ms``: how long a deleted segment's files stay, renamed ``.deleted``."""
 
     @classmethod
     def offsets_topic(cls, config: Config) -> LogConfig:
@@ -48,6 +64,11 @@ class LogConfig:
             flush=FlushPolicy.from_config(config),
             max_message_bytes=config.message_max_bytes,
             compact=True,
+            delete_retention_ms=config.log_cleaner_delete_retention_ms,
+            min_compaction_lag_ms=config.log_cleaner_min_compaction_lag_ms,
+            max_compaction_lag_ms=config.log_cleaner_max_compaction_lag_ms,
+            min_cleanable_ratio=config.log_cleaner_min_cleanable_ratio,
+            file_delete_delay_ms=config.log_segment_delete_delay_ms,
         )
 
     @classmethod
@@ -62,4 +83,13 @@ class LogConfig:
             producer_state=True,
             timestamp_before_max_ms=config.log_message_timestamp_before_max_ms,
             timestamp_after_max_ms=config.log_message_timestamp_after_max_ms,
+            compact="compact" in config.cleanup_policy,
+            delete="delete" in config.cleanup_policy,
+            retention_ms=config.retention_ms,
+            retention_bytes=config.log_retention_bytes,
+            delete_retention_ms=config.log_cleaner_delete_retention_ms,
+            min_compaction_lag_ms=config.log_cleaner_min_compaction_lag_ms,
+            max_compaction_lag_ms=config.log_cleaner_max_compaction_lag_ms,
+            min_cleanable_ratio=config.log_cleaner_min_cleanable_ratio,
+            file_delete_delay_ms=config.log_segment_delete_delay_ms,
         )
