@@ -1,8 +1,9 @@
 """Kafka's offset checkpoint files in the data directory.
 
 ``recovery-point-offset-checkpoint`` (below which a partition's log is known flushed, so
-recovery at open starts there) and ``cleaner-offset-checkpoint`` (where each partition's dirty,
-not yet cleaned, section starts). Kafka's text format::
+recovery at open starts there), ``cleaner-offset-checkpoint`` (where each partition's dirty,
+not yet cleaned, section starts) and ``log-start-offset-checkpoint`` (the log start offset of
+each partition where DeleteRecords moved it past its first segment's base offset). Kafka's text format::
 
     0                              version
     2                              number of entries
@@ -24,12 +25,15 @@ from groupcoord.storage.damage import CLEAN_SHUTDOWN_FILE, RecoveryState
 from groupcoord.storage.partition import TOPIC
 from groupcoord.storage.segment import fsync_directory
 
-__all__ = ["OffsetCheckpoint", "RECOVERY_POINT_FILE", "CLEANER_OFFSET_FILE", "recovery_state"]
+__all__ = [
+    "OffsetCheckpoint", "RECOVERY_POINT_FILE", "CLEANER_OFFSET_FILE", "LOG_START_OFFSET_FILE", "recovery_state",
+]
 
 logger = logging.getLogger("groupcoord.storage")
 
 RECOVERY_POINT_FILE = "recovery-point-offset-checkpoint"
 CLEANER_OFFSET_FILE = "cleaner-offset-checkpoint"
+LOG_START_OFFSET_FILE = "log-start-offset-checkpoint"
 
 
 class OffsetCheckpoint:

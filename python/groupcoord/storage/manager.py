@@ -20,7 +20,8 @@ KAFKA_STORAGE_ERROR and the listeners given to :meth:`LogManager.add_failure_lis
 told, so that its owner closes it (and may open it again, which recovers it).
 
 The data directory holds one ``TOPIC-N`` directory per partition and Kafka's
-``recovery-point-offset-checkpoint`` and ``cleaner-offset-checkpoint`` files.
+``recovery-point-offset-checkpoint``, ``cleaner-offset-checkpoint`` and
+``log-start-offset-checkpoint`` files.
 """
 
 from __future__ import annotations
@@ -36,7 +37,12 @@ from typing import Any
 from groupcoord.config import Config
 from groupcoord.format import codec
 from groupcoord.log import Append, AppendCallback, BatchAppend, TopicPartition
-from groupcoord.storage.checkpoint import CLEANER_OFFSET_FILE, RECOVERY_POINT_FILE, OffsetCheckpoint
+from groupcoord.storage.checkpoint import (
+    CLEANER_OFFSET_FILE,
+    LOG_START_OFFSET_FILE,
+    RECOVERY_POINT_FILE,
+    OffsetCheckpoint,
+)
 from groupcoord.storage.cleaner import LogCleaner
 from groupcoord.storage.damage import CLEAN_SHUTDOWN_FILE, RecoveryState
 from groupcoord.storage.log_config import LogConfig
@@ -87,6 +93,7 @@ class LogManager:
         is not made again empty."""
         self.recovery_points = OffsetCheckpoint(self.data_dir / RECOVERY_POINT_FILE)
         self.cleaner_offsets = OffsetCheckpoint(self.data_dir / CLEANER_OFFSET_FILE)
+        self.log_start_offsets = OffsetCheckpoint(self.data_dir / LOG_START_OFFSET_FILE)
         self.clean_shutdown = (self.data_dir / CLEAN_SHUTDOWN_FILE).exists()
         """Whether the last shutdown closed every partition cleanly (Kafka's marker file):
         then every byte of the log was flushed, and damage anywhere in it is no torn write."""
@@ -280,6 +287,7 @@ class LogManager:
         log = PartitionLog.open(
             directory, self.config, state=self.recovery_state(tp),
             on_roll=self._checkpoint_recovery_point, settings=settings,
+            log_start_offset=self.log_start_offsets.get(tp.partition, tp.topic),
         )
         self._partition_dir_identities[tp] = _identity(directory)
         cleaned_to = self.cleaner_offsets.get(tp.partition, tp.topic)
@@ -354,6 +362,17 @@ class LogManager:
             log.close()
         if log.failed is None:
             self.recovery_points.update(log.partition, log.next_offset, log.topic)
+        self.checkpoint_log_start_offset(log)
+
+    # --- the log start offset ----------------------------------------------------------------
+
+    def checkpoint_log_start_offset(self, log: PartitionLog) -> None:
+        """Write ``log``'s log start offset to ``log-start-offset-checkpoint`` when it lies past
+        its first segment's base offset (Kafka keeps only those), else drop its entry
+        (blocking: fsyncs)."""
+        with log.lock:
+            start, base = log.log_start_offset, log.segments[0].base_offset
+        self.log_start_offsets.update(log.partition, start if start > base else None, log.topic)
 
     # --- PartitionWriter / PartitionReader -----------------------------------------------------
 

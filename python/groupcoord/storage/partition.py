@@ -249,6 +249,10 @@ class PartitionLog:
         self.last_flush_ms: float = 0.0
         self.recovery_point = self.next_offset
         """Every offset below it is flushed (written to the recovery-point checkpoint)."""
+        self.log_start_offset = segments[0].base_offset
+        """The first offset readable (Kafka's log start offset, ``log-start-offset-checkpoint``):
+        the first segment's base offset, or past it once DeleteRecords moved it there. Moved
+        only forward, on the loop thread or under :attr:`lock`."""
         self.earliest_delete_horizon_ms: int | None = None
         """Set by the cleaner: when a retained tombstone or marker may next be removed."""
         active = segments[-1]
@@ -281,6 +285,7 @@ class PartitionLog:
         state: RecoveryState | None = None,
         on_roll: Callable[[PartitionLog], None] | None = None,
         settings: LogConfig | None = None,
+        log_start_offset: int | None = None,
     ) -> PartitionLog:
         """Open (creating if needed) the partition in ``directory`` and recover it, by the
         corruption policy of :mod:`~groupcoord.storage.damage`: every segment is checked
@@ -290,7 +295,8 @@ class PartitionLog:
         repair`` does (originals copied to ``DATA_DIR/repair-backup-*``). Missing or
         inconsistent indexes are rebuilt. ``state``: the recovery point, whether the last
         shutdown was clean, the cleaner checkpoint (unknown by default: as after a crash,
-        with ``recovery_point`` alone).
+        with ``recovery_point`` alone). ``log_start_offset``: the checkpointed one, kept when
+        it lies within the log.
         """
         directory.mkdir(parents=True, exist_ok=True)
         complete_swaps(directory)
@@ -340,6 +346,13 @@ class PartitionLog:
             segment.index.close()
         partition = named[1] if named is not None else -1
         log = cls(directory, partition, segments, config, on_roll, settings)
+        if log_start_offset is not None and log_start_offset > log.log_start_offset:
+            if log_start_offset > log.next_offset:
+                # Kafka empties such a log (segments deleted under it); nothing is dropped
+                # here but a torn tail, so the log start stops at the log end.
+                logger.warning("%s ends at offset %d, before its checkpointed log start offset %d",
+                               directory.name, log.next_offset, log_start_offset)
+            log.log_start_offset = min(log_start_offset, log.next_offset)
         if settings.producer_state:
             try:
                 log.producer_state = rebuild_producer_state(
@@ -363,10 +376,6 @@ class PartitionLog:
     def next_offset(self) -> int:
         """The log end offset: the offset the next record gets."""
         return self.segments[-1].next_offset
-
-    @property
-    def log_start_offset(self) -> int:
-        return self.segments[0].base_offset
 
     @property
     def size(self) -> int:
@@ -432,6 +441,17 @@ class PartitionLog:
                 raise RuntimeError("segments to replace are not consecutive in the log")
             self.segments[start : start + len(old)] = [new]
 
+    def remove_head_segments(self, segments: Sequence[LogSegment]) -> None:
+        """Take the first ``len(segments)`` segments, which must be ``segments``, out of the
+        log (in memory) and move the log start offset to the first one left. Never the
+        active segment."""
+        with self.lock:
+            count = len(segments)
+            if count >= len(self.segments) or [id(s) for s in self.segments[:count]] != [id(s) for s in segments]:
+                raise RuntimeError("segments to delete are not the head of the log")
+            del self.segments[:count]
+            self.log_start_offset = max(self.log_start_offset, self.segments[0].base_offset)
+
     # --- reading -----------------------------------------------------------------------------
 
     def read(
@@ -487,7 +507,7 @@ class PartitionLog:
         with self.lock:
             segments = self.segments
             hw_segment, hw_position = self._high_watermark_at
-            if offset < segments[0].base_offset or offset > max(self.high_watermark, self.next_offset):
+            if offset < self.log_start_offset or offset > max(self.high_watermark, self.next_offset):
                 return None
             index = bisect.bisect_right([s.base_offset for s in segments], offset) - 1
             while index < len(segments) - 1 and offset >= segments[index].next_offset:
@@ -522,7 +542,7 @@ class PartitionLog:
         """The segment holding ``offset`` and the byte position of its batch there."""
         with self.lock:
             segments = self.segments
-            if offset < segments[0].base_offset or offset >= self.high_watermark:
+            if offset < self.log_start_offset or offset >= self.high_watermark:
                 return None
             index = bisect.bisect_right([s.base_offset for s in segments], offset) - 1
             segment = segments[index]
@@ -544,10 +564,11 @@ class PartitionLog:
             for batch in self._batches_from(segment, start):
                 if batch.max_timestamp < timestamp:
                     continue
+                start_offset = self.log_start_offset
                 for record in batch.records:
-                    if record.timestamp >= timestamp and record.offset < self.high_watermark:
+                    if start_offset <= record.offset < self.high_watermark and record.timestamp >= timestamp:
                         return record.offset, record.timestamp
-                if batch.timestamp_type == "log_append" and batch.base_offset < self.high_watermark:
+                if batch.timestamp_type == "log_append" and start_offset <= batch.base_offset < self.high_watermark:
                     return batch.base_offset, batch.max_timestamp
         return None
 
