@@ -21,7 +21,9 @@ told, so that its owner closes it (and may open it again, which recovers it).
 
 The data directory holds one ``TOPIC-N`` directory per partition and Kafka's
 ``recovery-point-offset-checkpoint``, ``cleaner-offset-checkpoint`` and
-``log-start-offset-checkpoint`` files.
+``log-start-offset-checkpoint`` files. Every ``log.retention.check.interval.ms``
+:meth:`LogManager.cleanup_logs` deletes the segments of data topics that retention or the log
+start offset leave behind (:mod:`groupcoord.storage.retention`).
 """
 
 from __future__ import annotations
@@ -47,7 +49,12 @@ from groupcoord.storage.cleaner import LogCleaner
 from groupcoord.storage.damage import CLEAN_SHUTDOWN_FILE, RecoveryState
 from groupcoord.storage.log_config import LogConfig
 from groupcoord.storage.partition import TOPIC, PartitionLog, read_directory
-from groupcoord.storage.segment import fsync_directory
+from groupcoord.storage.retention import (
+    SegmentDeleter,
+    deletable_segments,
+    rename_deleted,
+)
+from groupcoord.storage.segment import LogSegment, fsync_directory
 from groupcoord.storage.writer import GroupCommitWriter
 
 __all__ = ["LogManager"]
@@ -94,6 +101,10 @@ class LogManager:
         self.recovery_points = OffsetCheckpoint(self.data_dir / RECOVERY_POINT_FILE)
         self.cleaner_offsets = OffsetCheckpoint(self.data_dir / CLEANER_OFFSET_FILE)
         self.log_start_offsets = OffsetCheckpoint(self.data_dir / LOG_START_OFFSET_FILE)
+        self.deleter: SegmentDeleter | None = None
+        self._retention: asyncio.Task[None] | None = None
+        self.segments_deleted = 0
+        """Segments deleted by retention or the log start offset since start (metrics)."""
         self.clean_shutdown = (self.data_dir / CLEAN_SHUTDOWN_FILE).exists()
         """Whether the last shutdown closed every partition cleanly (Kafka's marker file):
         then every byte of the log was flushed, and damage anywhere in it is no torn write."""
@@ -123,12 +134,14 @@ class LogManager:
             on_offline=self._partition_failed,
         )
         self._writer.start()
+        self.deleter = SegmentDeleter(asyncio.get_running_loop())
         if self.config.log_cleaner_enable:
             self.cleaner = LogCleaner(
                 self.config, logs=lambda: [log for log in self._logs.values() if log.topic == TOPIC],
                 checkpoint=self.cleaner_offsets, clock_ms=self._wall_clock_ms,
             )
             self.cleaner.start()
+        self._retention = asyncio.ensure_future(self._retention_loop())
 
     async def close(self) -> None:
         """Close every open partition (flushed, recovery points written), stop the threads."""
@@ -136,6 +149,10 @@ class LogManager:
             await self.close_log(tp)
         while self._closing:
             await asyncio.gather(*self._closing.values(), return_exceptions=True)
+        if self._retention is not None:
+            self._retention.cancel()
+            await asyncio.gather(self._retention, return_exceptions=True)
+            self._retention = None
         if self.cleaner is not None:
             await asyncio.to_thread(self.cleaner.stop)
             self.cleaner = None
@@ -144,6 +161,9 @@ class LogManager:
             await asyncio.to_thread(self._writer.stop)
             self._writer.cancel_timeouts()
             self._writer = None
+        if self.deleter is not None:
+            await self.deleter.close()
+            self.deleter = None
             if not self.failed_closes and not self._failed_since_start:
                 (self.data_dir / CLEAN_SHUTDOWN_FILE).touch()
                 fsync_directory(self.data_dir)
@@ -364,7 +384,7 @@ class LogManager:
             self.recovery_points.update(log.partition, log.next_offset, log.topic)
         self.checkpoint_log_start_offset(log)
 
-    # --- the log start offset ----------------------------------------------------------------
+    # --- the log start offset and retention ------------------------------------------------------
 
     def checkpoint_log_start_offset(self, log: PartitionLog) -> None:
         """Write ``log``'s log start offset to ``log-start-offset-checkpoint`` when it lies past
@@ -373,6 +393,96 @@ class LogManager:
         with log.lock:
             start, base = log.log_start_offset, log.segments[0].base_offset
         self.log_start_offsets.update(log.partition, start if start > base else None, log.topic)
+
+    def move_log_start_offset(self, tp: TopicPartition, offset: int) -> tuple[int, asyncio.Future[None]]:
+        """DeleteRecords: move ``tp``'s log start offset forward to ``offset`` (at most its
+        high watermark, checked by the caller); at once for reads. Returns the new log start
+        offset and the future of its checkpoint (durable when it is done). The segments now
+        wholly below it are deleted by a retention pass started once it is checkpointed."""
+        log = self._logs[tp]
+        with log.lock:
+            log.log_start_offset = max(log.log_start_offset, offset)
+            start = log.log_start_offset
+
+        def checkpointed(written: asyncio.Future[None]) -> None:
+            if written.cancelled() or written.exception() is not None:
+                logger.error("checkpointing the log start offset of %s failed: %s",
+                             log.directory.name, "cancelled" if written.cancelled() else written.exception())
+            elif self._writer is not None and not log.closed:
+                deleting = asyncio.ensure_future(self.delete_old_segments(log))
+                deleting.add_done_callback(_log_failure)
+
+        written = asyncio.ensure_future(asyncio.to_thread(self.checkpoint_log_start_offset, log))
+        written.add_done_callback(checkpointed)
+        return start, written
+
+    async def _retention_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.log_retention_check_interval_ms / 1000)
+            try:
+                await self.cleanup_logs()
+            except Exception:
+                logger.exception("the retention pass failed")
+
+    async def cleanup_logs(self, now_ms: int | None = None) -> int:
+        """Kafka's ``LogManager.cleanupLogs``: delete the segments of every open data topic
+        partition that retention or its log start offset leave behind; how many."""
+        deleted = 0
+        for tp, log in list(self._logs.items()):
+            if tp.topic != TOPIC:
+                deleted += await self.delete_old_segments(log, now_ms)
+        return deleted
+
+    async def delete_old_segments(self, log: PartitionLog, now_ms: int | None = None) -> int:
+        """Kafka's ``UnifiedLog.deleteOldSegments`` (see :mod:`groupcoord.storage.retention`):
+        the active segment, when it must go too, is rolled first on the writer thread."""
+        now = self._wall_clock_ms() if now_ms is None else now_ms
+        deleted = await asyncio.to_thread(self._delete_old_segments, log, now)
+        if deleted >= 0 or self._writer is None:
+            return max(deleted, 0)
+        active = log.active
+        monotonic = self._monotonic_ms()
+
+        def roll(log: PartitionLog) -> None:
+            if log.active is active and log.writable and log.failed is None and active.size > 0:
+                log.roll(monotonic)
+
+        await self._writer.barrier(log, roll)
+        return max(await asyncio.to_thread(self._delete_old_segments, log, now), 0)
+
+    def _delete_old_segments(self, log: PartitionLog, now_ms: int) -> int:
+        """Delete what retention deletes of ``log`` (blocking); -1 when the active segment
+        must be rolled first. Holds the log's ``clean_lock``: the cleaner does not replace
+        segments meanwhile."""
+        with log.clean_lock:
+            if log.closed or not log.writable or log.failed is not None:
+                return 0
+            deletable = deletable_segments(log, now_ms)
+            if not deletable:
+                return 0
+            if deletable[-1] is log.active:
+                return -1
+            log.remove_head_segments(deletable)
+            paths = rename_deleted(deletable)
+            if log.producer_state is not None:
+                log.producer_state.delete_snapshots_before(log.segments[0].base_offset)
+            self.checkpoint_log_start_offset(log)
+        logger.info("%s: deleted %d segments by retention; the log now starts at offset %d",
+                    log.directory.name, len(deletable), log.log_start_offset)
+        self.segments_deleted += len(deletable)
+        self._discard_segments(log, deletable, paths)
+        return len(deletable)
+
+    def _discard_segments(self, log: PartitionLog, segments: list[LogSegment], paths: list[Path]) -> None:
+        """Segments out of ``log`` (deleted, or replaced by the cleaner), their files renamed
+        ``paths``: closed and removed after ``file.delete.delay.ms``."""
+        if self.deleter is not None:
+            self.deleter.schedule(segments, paths, log.settings.file_delete_delay_ms)
+            return
+        for segment in segments:
+            segment.close()
+        for path in paths:
+            path.unlink(missing_ok=True)
 
     # --- PartitionWriter / PartitionReader -----------------------------------------------------
 
@@ -399,6 +509,11 @@ class LogManager:
             partition=partition, state=self.recovery_state(partition),
             skip_damaged=self.config.log_recovery_skip_damaged_batches_enable,
         )
+
+
+def _log_failure(task: asyncio.Future[int]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        logger.error("deleting the segments below a new log start offset failed: %s", task.exception())
 
 
 def _identity(path: Path) -> tuple[int, int]:

@@ -395,12 +395,26 @@ class LogSegment:
         """Kafka's ``LogSegment.timeWaitedForRoll``: how long this segment has been filling by
         a batch whose largest timestamp is ``max_timestamp`` (from its first batch's largest
         timestamp), or by the clock since it was created when its first batch has none."""
-        if self._first_batch_timestamp is None and self.size > 0:
-            self._first_batch_timestamp = batch_max_timestamp(self.read(0, V2_HEADER_SIZE))
-        first = self._first_batch_timestamp
-        if first is not None and first >= 0:
+        first = self.first_batch_timestamp()
+        if first >= 0:
             return max_timestamp - first
         return now_ms - (now_ms if self.created_ms is None else self.created_ms)
+
+    def first_batch_timestamp(self) -> int:
+        """The largest timestamp of the first batch (-1: none, or an empty segment)."""
+        if self._first_batch_timestamp is None and self.size > 0:
+            self._first_batch_timestamp = batch_max_timestamp(self.read(0, V2_HEADER_SIZE))
+        return -1 if self._first_batch_timestamp is None else self._first_batch_timestamp
+
+    def largest_timestamp(self) -> int:
+        """Kafka's ``LogSegment.largestTimestamp``: the largest batch timestamp, or the file's
+        modification time when no batch has one."""
+        if self.max_timestamp >= 0:
+            return self.max_timestamp
+        try:
+            return int(os.fstat(self.fd).st_mtime * 1000)
+        except OSError:
+            return 0
 
     def flush(self) -> None:
         os.fsync(self.fd)
