@@ -1,4 +1,15 @@
-"""The log cleaner: compaction of ``__consumer_offsets`` with Kafka's semantics.
+"""The log cleaner: compaction of ``__consumer_offsets`` and of data topics whose
+``cleanup.policy`` includes ``compact``, with Kafka's semantics.
+
+Its settings are the log's own (``log.settings``, read at each pass: a topic's configs change
+at run time): ``min.cleanable.dirty.ratio``, ``delete.retention.ms``, ``min.compaction.lag.ms``
+(nothing from the first dirty segment holding a younger record is cleaned),
+``max.compaction.lag.ms`` (a log whose dirty section starts with an older batch is cleaned
+whatever its ratio) and ``segment.bytes`` (the size of cleaned groups). What differs between
+``__consumer_offsets`` and data topics (which keys are the same, which batches wait for a
+marker) is in :mod:`groupcoord.storage.cleaner_rules`: the coordinator's replay rules below
+apply to ``__consumer_offsets`` alone; data topics have Kafka's (raw key bytes, transactional
+batches only).
 
 What a cleaning pass of one partition does (Kafka's ``LogCleaner`` and ``Cleaner.cleanSegments``):
 
@@ -11,7 +22,7 @@ What a cleaning pass of one partition does (Kafka's ``LogCleaner`` and ``Cleaner
 * It recopies every cleanable segment from the log start, in groups of at most
   ``offsets.topic.segment.bytes``, keeping a record only if it is the latest for its key.
   Records without a key and the offset commits of aborted transactions are dropped.
-* Which records replace older ones follows the coordinator's replay
+* In ``__consumer_offsets``, which records replace older ones follows the coordinator's replay
   (:mod:`groupcoord.format.replay_rules`): an offset commit of a batch with a producer id counts only
   once a COMMIT marker of that producer ended it, and a marker stays while a record it ends
   remains. A tombstone or a record of another type in such a batch applies at once when
@@ -34,7 +45,8 @@ What a cleaning pass of one partition does (Kafka's ``LogCleaner`` and ``Cleaner
   dropped entirely, an empty batch (as Kafka leaves for a producer's last batch) keeps the
   group's last offset, so the cleaned segment always ends where the group ended.
 
-**The key.** Kafka's cleaner compares raw key bytes. groupcoord compares *logical* keys
+**The key.** Kafka's cleaner compares raw key bytes, and so does this one for data topics.
+For ``__consumer_offsets`` groupcoord compares *logical* keys
 (:func:`groupcoord.format.replay_rules.logical_key_bytes`): an OffsetCommit key of record type 0
 (written by brokers before 0.9) and one of type 1 for the same group, topic and partition are
 the same key, as they are to the coordinator that replays them. With raw bytes a type-0 commit
@@ -44,14 +56,16 @@ its raw bytes.
 
 **Crash safety.** A cleaned group is written to ``<base>.log.cleaned`` and fsynced; renaming it
 to ``<base>.log.swap`` (and fsyncing the directory) commits it. Then the replaced segments are
-renamed ``.deleted``, the swap file renamed to ``<base>.log``, and the ``.deleted`` files
-removed. Opening the log after a crash removes ``.cleaned`` and ``.deleted`` files and
+renamed ``.deleted``, the swap file renamed to ``<base>.log``, and the replaced segments handed
+to ``discard`` (under the log manager: closed and removed after ``file.delete.delay.ms``, so
+that a Fetch in flight still reads them). Opening the log after a crash removes ``.cleaned`` and ``.deleted`` files and
 completes any ``.swap`` (:func:`groupcoord.storage.partition.PartitionLog.open`), so a crash at
 any point leaves either the old segments or the cleaned one, which replay to the same state.
 
 **When.** The cleaner thread cleans the partition whose dirty ratio (dirty bytes over
-cleanable bytes) is highest and above ``log.cleaner.min.cleanable.ratio``, or one whose
-earliest retained tombstone or marker reached its delete horizon; when none qualifies it
+cleanable bytes) is highest and above its ``min.cleanable.dirty.ratio``, one whose
+earliest retained tombstone or marker reached its delete horizon, or one past its
+``max.compaction.lag.ms``; when none qualifies it
 sleeps ``log.cleaner.backoff.ms``. It takes the partition's ``clean_lock`` while it cleans;
 appends only touch the active segment and go on meanwhile.
 """
@@ -71,8 +85,8 @@ from groupcoord.config import Config
 from groupcoord.format import codec
 from groupcoord.format.batch_header import ATTRIBUTES_POSITION, DELETE_HORIZON_BIT
 from groupcoord.log import LogDamagedError
-from groupcoord.format.replay_rules import is_pending, is_pending_record, logical_key_bytes
 from groupcoord.storage.checkpoint import OffsetCheckpoint
+from groupcoord.storage.cleaner_rules import CleanerRules, rules_of
 from groupcoord.storage.index import OffsetIndex
 from groupcoord.storage.partition import PartitionLog, read_chunks
 from groupcoord.storage.segment import (
@@ -115,6 +129,17 @@ class _Aborted(Exception):
     pass
 
 
+Discard = Callable[[PartitionLog, list[LogSegment], list[Path]], None]
+"""What becomes of segments a cleaning replaced, their files renamed to the paths given."""
+
+
+def _discard_now(log: PartitionLog, segments: list[LogSegment], paths: list[Path]) -> None:
+    for segment in segments:
+        segment.close()
+    for path in paths:
+        path.unlink(missing_ok=True)
+
+
 @dataclass
 class _Transactions:
     """What the whole log says about the batches that wait for a marker (those with a producer
@@ -122,6 +147,7 @@ class _Transactions:
     (True) or aborted (False), absent while open; and the first offset of a still-open
     transactional one (the last stable offset)."""
 
+    rules: CleanerRules
     outcomes: dict[tuple[int, int], bool] = field(default_factory=dict)
     first_open_offset: int | None = None
     idempotent: list[tuple[int, int]] = field(default_factory=list)
@@ -129,7 +155,7 @@ class _Transactions:
 
     def uncommitted(self, batch: codec.RecordBatch) -> bool:
         """Whether ``batch`` waits for a marker and no COMMIT has ended it (yet)."""
-        return is_pending(batch.producer_id) and self.outcomes.get(
+        return self.rules.pending(batch.producer_id, batch.is_transactional) and self.outcomes.get(
             (batch.producer_id, batch.base_offset)
         ) is not True
 
@@ -154,8 +180,10 @@ class LogCleaner:
         logs: Callable[[], Sequence[PartitionLog]],
         checkpoint: OffsetCheckpoint,
         clock_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+        discard: Discard = _discard_now,
     ) -> None:
         self.config = config
+        self._discard = discard
         self._logs = logs
         self.checkpoint = checkpoint
         self.clock_ms = clock_ms
@@ -205,7 +233,7 @@ class LogCleaner:
         """Where the dirty section starts: the checkpoint, within the log's bounds; the log
         start when the checkpoint lies outside the log (Kafka's ``cleanableOffsets``: past the
         log end, the log was cut short since, and the whole of it is taken for dirty)."""
-        checkpoint = self.checkpoint.get(log.partition)
+        checkpoint = self.checkpoint.get(log.partition, log.topic)
         start, end = log.log_start_offset, log.active.base_offset
         if checkpoint is None or checkpoint < start or checkpoint > log.next_offset:
             return start
@@ -230,12 +258,27 @@ class LogCleaner:
                 continue
             ratio = self.cleanable_ratio(log)
             horizon = log.earliest_delete_horizon_ms
-            if ratio > self.config.log_cleaner_min_cleanable_ratio or (horizon is not None and now >= horizon):
+            if (
+                ratio > log.settings.min_cleanable_ratio
+                or (horizon is not None and now >= horizon)
+                or self._past_max_compaction_lag(log, now)
+            ):
                 if best is None or ratio > best[0]:
                     best = (ratio, log)
         if best is None:
             return False
         return self.clean(best[1], now) is not None
+
+    def _past_max_compaction_lag(self, log: PartitionLog, now: int) -> bool:
+        """Kafka's ``maxCompactionDelay`` > 0: a dirty inactive segment's first batch is older
+        than ``max.compaction.lag.ms``, so the log is cleaned whatever its dirty ratio."""
+        lag = log.settings.max_compaction_lag_ms
+        if now - lag <= 0:
+            return False
+        first_dirty = self.first_dirty_offset(log)
+        with log.lock:
+            dirty = [s for s in log.segments[:-1] if s.next_offset > first_dirty]
+        return any(0 < s.first_batch_timestamp() < now - lag for s in dirty)
 
     # --- cleaning ----------------------------------------------------------------------------
 
@@ -279,6 +322,15 @@ class LogCleaner:
         first_uncleanable = segments[-1].base_offset
         if transactions.first_open_offset is not None:
             first_uncleanable = min(first_uncleanable, transactions.first_open_offset)
+        lag = log.settings.min_compaction_lag_ms
+        if lag > 0:
+            # Kafka's cleanableOffsets: nothing from the first dirty segment holding a record
+            # younger than min.compaction.lag.ms.
+            first_dirty = self.first_dirty_offset(log)
+            young = next((s.base_offset for s in segments[:-1]
+                          if s.next_offset > first_dirty and s.largest_timestamp() > now - lag), None)
+            if young is not None:
+                first_uncleanable = min(first_uncleanable, young)
         cleanable = [
             s for s, following in zip(segments, segments[1:]) if following.base_offset <= first_uncleanable
         ]
@@ -299,12 +351,12 @@ class LogCleaner:
         horizons: list[int] = []
         retained_in_transaction: dict[int, bool] = {}
         open_pending: set[bytes] = set()
-        for group in self._groups(to_clean):
+        for group in self._groups(log, to_clean):
             self._clean_group(
                 log, group, offset_map, transactions, now, result, horizons, retained_in_transaction,
                 open_pending,
             )
-        self.checkpoint.update(log.partition, result.end_offset)
+        self.checkpoint.update(log.partition, result.end_offset, log.topic)
         log.earliest_delete_horizon_ms = min(horizons) if horizons else None
         return result
 
@@ -322,7 +374,8 @@ class LogCleaner:
     def _transactions(
         self, log: PartitionLog, segments: Sequence[LogSegment], sizes: Sequence[int]
     ) -> _Transactions:
-        found = _Transactions()
+        rules = rules_of(log)
+        found = _Transactions(rules)
         open_batches: dict[int, list[tuple[int, bool]]] = {}
         for segment, size in zip(segments, sizes):
             for position, data in self._chunks(log, segment, size):
@@ -336,7 +389,7 @@ class LogCleaner:
                         commit = key is not None and key[2:4] == b"\x00\x01"
                         for base, _ in open_batches.pop(info.producer_id, []):
                             found.outcomes[(info.producer_id, base)] = commit
-                    elif is_pending(info.producer_id):
+                    elif rules.pending(info.producer_id, info.is_transactional):
                         open_batches.setdefault(info.producer_id, []).append(
                             (info.base_offset, info.is_transactional)
                         )
@@ -352,6 +405,7 @@ class LogCleaner:
     ) -> _OffsetMap:
         offset_map = _OffsetMap(first_dirty_offset=first_dirty)
         latest = offset_map.latest
+        rules = transactions.rules
         for segment in dirty:
             for position, data in self._chunks(log, segment):
                 for batch in codec.read_batches(data, position=position):
@@ -361,9 +415,9 @@ class LogCleaner:
                     for record in batch.records:
                         if record.key is None or record.offset < first_dirty:
                             continue
-                        if uncommitted and is_pending_record(record.key, record.value):
+                        if uncommitted and rules.pending_record(record.key, record.value):
                             continue
-                        key = logical_key_bytes(record.key)
+                        key = rules.key(record.key)
                         if key not in latest and len(latest) >= self.map_capacity:
                             offset_map.full = True
                             return offset_map
@@ -391,6 +445,7 @@ class LogCleaner:
         if not ended:
             return
         latest_below: dict[bytes, int] = {}
+        rules = transactions.rules
         for segment in cleanable:
             if segment.base_offset >= first_dirty:
                 break
@@ -403,8 +458,8 @@ class LogCleaner:
                     for record in batch.records:
                         if record.key is None or record.offset >= first_dirty:
                             continue
-                        key = logical_key_bytes(record.key)
-                        waits = is_pending_record(record.key, record.value)
+                        key = rules.key(record.key)
+                        waits = rules.pending_record(record.key, record.value)
                         if ended_here and waits and key not in latest_below:
                             latest_below[key] = -1
                         if key in latest_below and not (uncommitted and waits):
@@ -413,15 +468,15 @@ class LogCleaner:
             if offset >= 0:
                 offset_map.latest.setdefault(key, offset)
 
-    def _groups(self, segments: Sequence[LogSegment]) -> list[list[LogSegment]]:
-        """Consecutive segments of at most offsets.topic.segment.bytes together, each group
+    def _groups(self, log: PartitionLog, segments: Sequence[LogSegment]) -> list[list[LogSegment]]:
+        """Consecutive segments of at most the log's segment bytes together, each group
         spanning fewer than 2^31 offsets (Kafka's groupSegmentsBySize)."""
         groups: list[list[LogSegment]] = []
         size = 0
         for segment in segments:
             if (
                 groups
-                and size + segment.size <= self.config.offsets_topic_segment_bytes
+                and size + segment.size <= log.settings.segment_bytes
                 and segment.next_offset - groups[-1][0].base_offset <= 2**31 - 1
             ):
                 groups[-1].append(segment)
@@ -449,8 +504,9 @@ class LogCleaner:
         base = group[0].base_offset
         cleaned_path = directory / segment_name(base, LOG_SUFFIX + CLEANED_SUFFIX)
         index = OffsetIndex(directory / segment_name(base, INDEX_SUFFIX + CLEANED_SUFFIX), base)
-        interval = self.config.log_index_interval_bytes
-        retention = self.config.log_cleaner_delete_retention_ms
+        interval = log.settings.index_interval_bytes
+        retention = log.settings.delete_retention_ms
+        rules = transactions.rules
         latest, last_mapped = offset_map.latest, offset_map.last_mapped_offset
         first_dirty = offset_map.first_dirty_offset
         fd = os.open(cleaned_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -493,15 +549,15 @@ class LogCleaner:
                             continue
                         outcome = transactions.outcomes.get((batch.producer_id, batch.base_offset))
                         aborted = batch.is_transactional and outcome is False
-                        unended = is_pending(batch.producer_id) and outcome is None
+                        unended = rules.pending(batch.producer_id, batch.is_transactional) and outcome is None
                         kept = []
                         tombstones = False
                         for record in batch.records:
                             key = record.key
-                            if key is None or (aborted and is_pending_record(record.key, record.value)):
+                            if key is None or (aborted and rules.pending_record(record.key, record.value)):
                                 continue
-                            logical = logical_key_bytes(key)
-                            if unended and is_pending_record(record.key, record.value):
+                            logical = rules.key(key)
+                            if unended and rules.pending_record(record.key, record.value):
                                 # Pending until its marker, superseded or not (the coordinator
                                 # holds it: a stable fetch is unstable, its group exists).
                                 open_pending.add(logical)
@@ -521,7 +577,7 @@ class LogCleaner:
                         result.records_removed += len(batch.records) - len(kept)
                         if not kept:
                             continue
-                        if is_pending(batch.producer_id):
+                        if rules.pending(batch.producer_id, batch.is_transactional):
                             retained_in_transaction[batch.producer_id] = True
                         horizon = batch.base_timestamp if has_horizon else now + retention if tombstones else None
                         if tombstones and horizon is not None:
@@ -573,13 +629,10 @@ class LogCleaner:
         os.replace(cleaned_index, directory / segment_name(base, INDEX_SUFFIX))
         os.replace(swap, directory / segment_name(base, LOG_SUFFIX))
         fsync_directory(directory)
-        new = LogSegment.load(directory, base, self.config.log_index_interval_bytes)
+        new = LogSegment.load(directory, base, log.settings.index_interval_bytes)
         new.index.close()
         log.replace_segments(group, new)
-        for segment in group:
-            segment.close()
-        for path in deleted:
-            path.unlink(missing_ok=True)
+        self._discard(log, group, deleted)
 
 
 def _rewrite(

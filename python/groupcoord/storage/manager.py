@@ -137,8 +137,9 @@ class LogManager:
         self.deleter = SegmentDeleter(asyncio.get_running_loop())
         if self.config.log_cleaner_enable:
             self.cleaner = LogCleaner(
-                self.config, logs=lambda: [log for log in self._logs.values() if log.topic == TOPIC],
+                self.config, logs=lambda: [log for log in self._logs.values() if log.settings.compact],
                 checkpoint=self.cleaner_offsets, clock_ms=self._wall_clock_ms,
+                discard=self._discard_segments,
             )
             self.cleaner.start()
         self._retention = asyncio.ensure_future(self._retention_loop())
