@@ -12,6 +12,7 @@ from types import MappingProxyType
 
 from groupcoord.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from groupcoord.protocol.messages.delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
+from groupcoord.protocol.messages.delete_records import DeleteRecordsRequest, DeleteRecordsResponse
 from groupcoord.protocol.messages.describe_groups import (
     DescribeGroupsRequest,
     DescribeGroupsResponse,
@@ -100,6 +101,7 @@ APIS: Mapping[int, Api] = MappingProxyType(
                 _api(DescribeGroupsRequest, DescribeGroupsResponse),
                 _api(ListGroupsRequest, ListGroupsResponse),
                 _api(ApiVersionsRequest, ApiVersionsResponse),
+                _api(DeleteRecordsRequest, DeleteRecordsResponse),
                 _api(InitProducerIdRequest, InitProducerIdResponse),
                 _api(OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
                 _api(DeleteGroupsRequest, DeleteGroupsResponse),

@@ -287,6 +287,29 @@ class ReplicaManager:
                 if log is not None and log.producer_state is not None:
                     log.producer_state.remove_expired(now)
 
+    # --- delete records ----------------------------------------------------------------------------
+
+    def delete_records(self, tp: TopicPartition, offset: int) -> tuple[Errors, int, asyncio.Future[None] | None]:
+        """Kafka's ``ReplicaManager.deleteRecordsOnLocalLog`` for one partition: move its log
+        start offset to ``offset`` (-1: the high watermark). Returns the error, the new low
+        watermark (the log start offset; -1 with an error) and the future of its checkpoint.
+        ``__consumer_offsets`` is refused (INVALID_TOPIC_EXCEPTION), as is a topic whose
+        cleanup.policy lacks delete (POLICY_VIOLATION) and an offset past the high watermark
+        (OFFSET_OUT_OF_RANGE)."""
+        if tp.topic == OFFSETS_TOPIC:
+            return Errors.INVALID_TOPIC_EXCEPTION, NO_OFFSET, None
+        error = self.partition_error(tp)
+        log = self.logs.log(tp)
+        if error is not None or log is None:
+            return error or Errors.NOT_LEADER_OR_FOLLOWER, NO_OFFSET, None
+        if not log.settings.delete:
+            return Errors.POLICY_VIOLATION, NO_OFFSET, None
+        target = log.high_watermark if offset == NO_OFFSET else offset
+        if target < 0 or target > log.high_watermark:
+            return Errors.OFFSET_OUT_OF_RANGE, NO_OFFSET, None
+        start, written = self.logs.move_log_start_offset(tp, target)
+        return Errors.NONE, start, written
+
     # --- fetch -----------------------------------------------------------------------------------
 
     def read(self, tp: TopicPartition, offset: int, max_bytes: int, *, min_one: bool) -> ReadResult:

@@ -3,7 +3,8 @@ serves (see :mod:`groupcoord.server.registry`). Importing this package registers
 
 Served: the group coordinator's APIs at every version Kafka 4 serves for classic groups and
 the older ones the Python clients send; the data plane of one node (Produce, Fetch,
-ListOffsets, OffsetForLeaderEpoch, through :mod:`groupcoord.server.replica_manager`); Metadata;
+ListOffsets, OffsetForLeaderEpoch, DeleteRecords, through
+:mod:`groupcoord.server.replica_manager`); Metadata;
 and InitProducerId, which gives idempotent producers their ids. Nothing else is advertised.
 """
 
@@ -22,6 +23,7 @@ from groupcoord.server.handlers import (
     api_015_describe_groups,
     api_016_list_groups,
     api_018_api_versions,
+    api_021_delete_records,
     api_022_init_producer_id,
     api_023_offset_for_leader_epoch,
     api_042_delete_groups,
@@ -43,6 +45,7 @@ __all__ = [
     "api_015_describe_groups",
     "api_016_list_groups",
     "api_018_api_versions",
+    "api_021_delete_records",
     "api_022_init_producer_id",
     "api_023_offset_for_leader_epoch",
     "api_042_delete_groups",
