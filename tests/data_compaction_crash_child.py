@@ -23,7 +23,7 @@ from groupcoord.config import Config
 from groupcoord.format import codec
 from groupcoord.log import AppendError, BatchAppend, TopicPartition
 from groupcoord.storage import LogManager
-from groupcoord.storage.log_config import LogConfig
+from groupcoord.storage.topic_config import topic_log_config
 
 TP = TopicPartition("keyed", 0)
 KEYS = 40
@@ -32,7 +32,7 @@ CONFIG = Config().with_overrides({
     "log.cleanup.policy": "compact",
 })
 SETTINGS = dataclasses.replace(
-    LogConfig.data_topic(CONFIG), segment_bytes=8192, index_interval_bytes=1024, delete_retention_ms=100,
+    topic_log_config(CONFIG, {}), segment_bytes=8192, index_interval_bytes=1024, delete_retention_ms=100,
     min_cleanable_ratio=0.05, file_delete_delay_ms=0,
 )
 

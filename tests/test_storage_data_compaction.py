@@ -17,7 +17,7 @@ from groupcoord.config import Config
 from groupcoord.format import codec
 from groupcoord.storage import LogCleaner, LogManager, PartitionLog
 from groupcoord.storage.checkpoint import CLEANER_OFFSET_FILE, OffsetCheckpoint
-from groupcoord.storage.log_config import LogConfig
+from groupcoord.storage.topic_config import topic_log_config
 
 NOW = 1_800_000_000_000
 HOUR = 3_600_000
@@ -28,7 +28,7 @@ class Keyed:
 
     def __init__(self, tmp_path: Path, **changes: Any) -> None:
         config = Config().with_overrides({"log.cleaner.enable": "false"})
-        base = LogConfig.data_topic(config)
+        base = topic_log_config(config, {})
         fields: dict[str, Any] = {
             "compact": True, "delete": False, "segment_bytes": 400, "index_interval_bytes": 100,
             "delete_retention_ms": HOUR, "min_cleanable_ratio": 0.0,

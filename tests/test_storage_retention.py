@@ -20,6 +20,7 @@ from groupcoord.storage import LogManager, PartitionLog
 from groupcoord.storage.checkpoint import LOG_START_OFFSET_FILE, OffsetCheckpoint
 from groupcoord.storage.log_config import LogConfig
 from groupcoord.storage.retention import deletable_segments
+from groupcoord.storage.topic_config import topic_log_config
 
 TP = TopicPartition("events", 0)
 BATCH = 10
@@ -41,7 +42,7 @@ def config() -> Config:
 
 
 def settings(**changes: object) -> LogConfig:
-    base = LogConfig.data_topic(config())
+    base = topic_log_config(config(), {})
     fields: dict[str, Any] = {
         "segment_bytes": 2_500, "index_interval_bytes": 500, "file_delete_delay_ms": 0, "retention_ms": -1,
     }

@@ -39,6 +39,8 @@ def attribute_name(kafka_name: str) -> str:
 
 
 def _parse(definition: ConfigDef, raw: Any) -> Any:
+    if raw is None and definition.default is None:
+        return None
     if isinstance(raw, str):
         text = raw.strip()
         if definition.type is bool:
@@ -149,53 +151,6 @@ class Config:
         "Size at which a segment of a data topic is rolled (Kafka's segment.bytes default).",
         at_least=1_048_576,
     )
-    log_retention_hours: int = setting(
-        168,
-        "How long a data topic keeps a segment after its newest record (retention.ms's default).",
-        at_least=-1,
-    )
-    log_retention_minutes: int = setting(
-        -2,
-        "log.retention.hours in minutes, which it overrides unless -2 (not set); -1: unlimited.",
-        at_least=-2,
-    )
-    log_retention_ms: int = setting(
-        -2,
-        "log.retention.minutes in milliseconds, which it overrides unless -2 (not set); -1: "
-        "unlimited.",
-        at_least=-2,
-    )
-    log_retention_bytes: int = setting(
-        -1,
-        "The most bytes a data topic's partition keeps before its oldest segments go; -1: unlimited.",
-        at_least=-1,
-    )
-    log_retention_check_interval_ms: int = setting(
-        300_000,
-        "How often the logs are checked for segments to delete by retention.",
-        at_least=1,
-    )
-    log_segment_delete_delay_ms: int = setting(
-        60_000,
-        "How long a deleted segment's files stay (renamed .deleted) before they are removed, so "
-        "that reads in flight finish (file.delete.delay.ms's default).",
-        at_least=0,
-    )
-    log_cleanup_policy: str = setting(
-        "delete",
-        "Data topics' cleanup.policy: delete, compact, or compact,delete.",
-    )
-    log_cleaner_min_compaction_lag_ms: int = setting(
-        0,
-        "How old a record must be before the cleaner may compact it away.",
-        at_least=0,
-    )
-    log_cleaner_max_compaction_lag_ms: int = setting(
-        9_223_372_036_854_775_807,
-        "How long a record may stay uncompacted: a log with older dirty records is cleaned "
-        "whatever its dirty ratio.",
-        at_least=1,
-    )
     log_message_timestamp_type: str = setting(
         "CreateTime",
         "Data topics' timestamp type: CreateTime (the producer's) or LogAppendTime (the broker's).",
@@ -226,6 +181,52 @@ class Config:
         "Most milliseconds between fsyncs of __consumer_offsets; -1 leaves it to "
         "log.flush.interval.messages.",
         at_least=-1,
+    )
+    log_retention_ms: int | None = setting(
+        None,
+        "How long a data topic keeps a segment after its newest record (retention.ms's default); "
+        "-1 keeps data forever. Unset: log.retention.minutes, else log.retention.hours.",
+    )
+    log_retention_minutes: int | None = setting(
+        None,
+        "log.retention.ms in minutes, when that is unset.",
+    )
+    log_retention_hours: int = setting(
+        168,
+        "log.retention.ms in hours, when neither it nor log.retention.minutes is set.",
+    )
+    log_retention_bytes: int = setting(
+        -1,
+        "The most bytes a data topic's partition keeps before its oldest segments are deleted "
+        "(retention.bytes's default); -1: no limit.",
+        at_least=-1,
+    )
+    log_retention_check_interval_ms: int = setting(
+        300_000,
+        "How often the partitions of data topics are checked for segments to delete.",
+        at_least=1,
+    )
+    log_segment_delete_delay_ms: int = setting(
+        60_000,
+        "How long a deleted segment's files are kept (renamed .deleted) before they are removed "
+        "(file.delete.delay.ms's default).",
+        at_least=0,
+    )
+    log_cleanup_policy: str = setting(
+        "delete",
+        "Data topics' cleanup.policy default: delete, compact, or both (comma-separated).",
+    )
+    log_cleaner_min_compaction_lag_ms: int = setting(
+        0,
+        "How old a record must be before the cleaner may compact it away "
+        "(min.compaction.lag.ms's default).",
+        at_least=0,
+    )
+    log_cleaner_max_compaction_lag_ms: int = setting(
+        9_223_372_036_854_775_807,
+        "How long a record may stay uncompacted before its log is cleaned whatever its dirty "
+        "ratio (max.compaction.lag.ms's default).",
+        at_least=1,
     )
     log_cleaner_delete_retention_ms: int = setting(
         86_400_000,
@@ -313,7 +314,7 @@ class Config:
         from properties is."""
         for definition in CONFIG_DEFS:
             value = getattr(self, attribute_name(definition.name))
-            if definition.at_least is not None and value < definition.at_least:
+            if definition.at_least is not None and value is not None and value < definition.at_least:
                 raise ValueError(f"{definition.name} must be at least {definition.at_least}, not {value}")
         self.validate()
 
@@ -328,18 +329,14 @@ class Config:
 
     @property
     def retention_ms(self) -> int:
-        """log.retention.ms, else log.retention.minutes, else log.retention.hours, in ms (-1:
-        unlimited), as Kafka's ``KafkaConfig.logRetentionTimeMillis`` reads them."""
-        if self.log_retention_ms != -2:
-            return self.log_retention_ms
-        if self.log_retention_minutes != -2:
-            return -1 if self.log_retention_minutes < 0 else self.log_retention_minutes * 60_000
-        return -1 if self.log_retention_hours < 0 else self.log_retention_hours * 3_600_000
-
-    @property
-    def cleanup_policy(self) -> frozenset[str]:
-        """log.cleanup.policy as its parts: ``{"delete"}``, ``{"compact"}`` or both."""
-        return frozenset(p.strip() for p in self.log_cleanup_policy.split(",") if p.strip())
+        """Kafka's ``log.retention.ms`` over ``.minutes`` over ``.hours``; -1 for any negative."""
+        if self.log_retention_ms is not None:
+            millis = self.log_retention_ms
+        elif self.log_retention_minutes is not None:
+            millis = self.log_retention_minutes * 60_000
+        else:
+            millis = self.log_retention_hours * 3_600_000
+        return -1 if millis < 0 else millis
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, Any]) -> Config:
@@ -367,10 +364,11 @@ class Config:
             )
         if self.log_roll_ms == 0:
             raise ValueError("log.roll.ms must be at least 1, or -1 to use log.roll.hours")
-        if not self.cleanup_policy or not self.cleanup_policy <= {"delete", "compact"}:
-            raise ValueError("log.cleanup.policy must be delete, compact or compact,delete")
         if self.log_message_timestamp_type not in ("CreateTime", "LogAppendTime"):
             raise ValueError("log.message.timestamp.type must be CreateTime or LogAppendTime")
+        policies = {p.strip() for p in self.log_cleanup_policy.split(",")}
+        if not policies or not policies <= {"delete", "compact"}:
+            raise ValueError(f"log.cleanup.policy must be delete, compact or both, not {self.log_cleanup_policy!r}")
         self.owned_partitions()
         self.advertised_address()
 
@@ -430,7 +428,7 @@ def read_properties(path: str | Path) -> dict[str, str]:
     return properties
 
 
-_TYPES = {"int": int, "float": float, "bool": bool, "str": str}
+_TYPES = {"int": int, "int | None": int, "float": float, "bool": bool, "str": str}
 
 CONFIG_DEFS: tuple[ConfigDef, ...] = tuple(
     ConfigDef(f.name.replace("_", "."), _TYPES[str(f.type)], f.default, f.metadata["doc"], f.metadata["at_least"])
