@@ -15,6 +15,7 @@ import asyncio
 import random
 import sys
 
+from crash_support import finish, throttle
 from groupcoord.coordinator import OffsetAndMetadata, TopicPartition
 from groupcoord.coordinator.runtime import CoordinatorRuntime
 from groupcoord.errors import Errors
@@ -55,13 +56,8 @@ async def main(data_dir: str, run: int, count: int) -> None:
             )
             i += 1
         runtime.after_request()
-        while outstanding > 256:
-            await asyncio.sleep(0.001)
-        await asyncio.sleep(0)
-    while outstanding:
-        await asyncio.sleep(0.001)
-    print("DONE", flush=True)
-    await asyncio.sleep(3600)
+        await throttle(lambda: outstanding, 256)
+    await finish(lambda: outstanding)
 
 
 if __name__ == "__main__":

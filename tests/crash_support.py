@@ -6,13 +6,16 @@ kills it (or it dies at an armed kill point) and reads what it acknowledged.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from groupcoord.log import AppendError
 
 TESTS = Path(__file__).resolve().parent
 
@@ -60,3 +63,39 @@ class Child:
         """The ``ACK`` lines, split; fails if the child reported an error."""
         assert not [line for line in self.lines if line.startswith("ERROR")], self.lines[-5:]
         return [line.split()[1:] for line in self.lines if line.startswith("ACK")]
+
+
+async def throttle(outstanding: Callable[[], int], limit: int) -> None:
+    """In a child: let the loop run until at most ``limit`` appends are outstanding."""
+    while outstanding() > limit:
+        await asyncio.sleep(0.001)
+    await asyncio.sleep(0)
+
+
+async def finish(outstanding: Callable[[], int]) -> None:
+    """In a child: wait for every outstanding append, print ``DONE`` and wait to be killed."""
+    while outstanding():
+        await asyncio.sleep(0.001)
+    print("DONE", flush=True)
+    await asyncio.sleep(3600)
+
+
+class Acknowledgements:
+    """In a child: the appends sent and not yet acknowledged. Each acknowledgement prints
+    ``ACK <number> <offset>``; a failed append prints ``ERROR`` and ends the child."""
+
+    def __init__(self) -> None:
+        self.outstanding = 0
+
+    def sent(self, number: int) -> Callable[[int | AppendError], None]:
+        """The callback of append ``number``, counted as outstanding until it is called."""
+        self.outstanding += 1
+
+        def acknowledge(result: int | AppendError) -> None:
+            self.outstanding -= 1
+            if isinstance(result, AppendError):
+                print(f"ERROR {number} {result.error.name}", flush=True)
+                os._exit(3)
+            print(f"ACK {number} {result}", flush=True)
+
+        return acknowledge

@@ -19,9 +19,10 @@ import sys
 import time
 from typing import Any
 
+from crash_support import Acknowledgements, finish, throttle
 from groupcoord.config import Config
 from groupcoord.format import codec
-from groupcoord.log import AppendError, BatchAppend, TopicPartition
+from groupcoord.log import BatchAppend, TopicPartition
 from groupcoord.storage import LogManager
 from groupcoord.storage.topic_config import topic_log_config
 
@@ -64,29 +65,15 @@ async def main(data_dir: str, count: int) -> None:
     log = await manager.open_log(TP, SETTINGS)
     end = log.next_offset
     print(f"START {end}", flush=True)
-    outstanding = 0
-
-    def acknowledge(number: int, result: int | AppendError) -> None:
-        nonlocal outstanding
-        outstanding -= 1
-        if isinstance(result, AppendError):
-            print(f"ERROR {number} {result.error.name}", flush=True)
-            os._exit(3)
-        print(f"ACK {number} {result}", flush=True)
+    acks = Acknowledgements()
 
     for number in range(end, count):
         key, value = record(number)
         now = int(time.time() * 1000)
         batch = codec.write_records([(0, now, key, value)], base_offset=0, timestamp=now)
-        outstanding += 1
-        manager.append_to(TP, BatchAppend(bytearray(batch), 1), lambda r, n=number: acknowledge(n, r))
-        while outstanding > 64:
-            await asyncio.sleep(0.001)
-        await asyncio.sleep(0)
-    while outstanding:
-        await asyncio.sleep(0.001)
-    print("DONE", flush=True)
-    await asyncio.sleep(3600)
+        manager.append_to(TP, BatchAppend(bytearray(batch), 1), acks.sent(number))
+        await throttle(lambda: acks.outstanding, 64)
+    await finish(lambda: acks.outstanding)
 
 
 if __name__ == "__main__":

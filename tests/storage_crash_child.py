@@ -18,8 +18,8 @@ import signal
 import sys
 from typing import Any
 
+from crash_support import Acknowledgements, finish, throttle
 from groupcoord.config import Config
-from groupcoord.log import AppendError
 from groupcoord.storage import LogManager
 from offsets_workload import records_count, workload
 
@@ -64,31 +64,17 @@ async def main(data_dir: str, seed: int, count: int) -> None:
         raise SystemExit(f"log end {end} is not an append boundary")
     print(f"START {first} {end}", flush=True)
     rng = random.Random(seed * 7919 + end)
-    outstanding = 0
-
-    def acknowledge(number: int, result: int | AppendError) -> None:
-        nonlocal outstanding
-        outstanding -= 1
-        if isinstance(result, AppendError):
-            print(f"ERROR {number} {result.error.name}", flush=True)
-            os._exit(3)
-        print(f"ACK {number} {result}", flush=True)
+    acks = Acknowledgements()
 
     number = first
     while number < len(appends):
         for _ in range(rng.choice((1, 1, 4, 32, 200))):
             if number == len(appends):
                 break
-            outstanding += 1
-            manager.append(0, appends[number], lambda r, n=number: acknowledge(n, r))
+            manager.append(0, appends[number], acks.sent(number))
             number += 1
-        while outstanding > 256:
-            await asyncio.sleep(0.001)
-        await asyncio.sleep(0)
-    while outstanding:
-        await asyncio.sleep(0.001)
-    print("DONE", flush=True)
-    await asyncio.sleep(3600)
+        await throttle(lambda: acks.outstanding, 256)
+    await finish(lambda: acks.outstanding)
 
 
 if __name__ == "__main__":
