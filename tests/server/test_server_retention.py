@@ -16,9 +16,17 @@ import pytest
 from confluent_kafka import TopicPartition as ConfluentPartition
 from confluent_kafka.admin import AdminClient
 from data_servers import KAFKA_TOOL_TIMEOUT_S, kafka_tool
+from groupcoord.errors import Errors
+from groupcoord.protocol.messages.delete_records import (
+    DeleteRecordsPartition,
+    DeleteRecordsRequest,
+    DeleteRecordsResponse,
+    DeleteRecordsTopic,
+)
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import KafkaError
 from server_process import ServerProcess, wait_for
+from wire_support import connect, exchange
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.clients]
 
@@ -40,7 +48,7 @@ COMPACT_SETTINGS = {
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProcess]:
     process = ServerProcess(tmp_path_factory.mktemp("retention") / "data",
-                            topics=["retained:1", "trimmed:1", "trimmed-java:1"], settings=RETENTION_SETTINGS)
+                            topics=["retained:1", "trimmed:1", "trimmed-java:1", "trimmed-wire:1"], settings=RETENTION_SETTINGS)
     process.start()
     yield process
     assert process.stop() == 0
@@ -159,6 +167,30 @@ def test_kafkas_delete_records_tool(server: ServerProcess, tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     assert "partition: trimmed-java-0\tlow_watermark: 12" in done.stdout
     assert log_start(server.bootstrap, "trimmed-java") == 12
+
+
+def test_delete_records_on_the_wire_at_every_version(server: ServerProcess) -> None:
+    produce(server.bootstrap, "trimmed-wire", [b"w-%d" % i for i in range(5)],
+            timestamp_ms=int(time.time() * 1000) + 600_000)
+    with connect(server) as sock:
+        for version in (0, 1, 2):
+            request = DeleteRecordsRequest(topics=[
+                DeleteRecordsTopic(name="trimmed-wire", partitions=[
+                    DeleteRecordsPartition(partition_index=0, offset=version + 1),
+                    DeleteRecordsPartition(partition_index=1, offset=0),
+                ]),
+                DeleteRecordsTopic(name="never-created", partitions=[
+                    DeleteRecordsPartition(partition_index=0, offset=0),
+                ]),
+            ], timeout_ms=0 if version == 1 else 30_000)
+            answer = exchange(sock, request, DeleteRecordsResponse, version)
+            assert [(t.name, p.partition_index, p.error_code, p.low_watermark)
+                    for t in answer.topics for p in t.partitions] == [
+                ("trimmed-wire", 0, Errors.NONE, version + 1),
+                ("trimmed-wire", 1, Errors.UNKNOWN_TOPIC_OR_PARTITION, -1),
+                ("never-created", 0, Errors.UNKNOWN_TOPIC_OR_PARTITION, -1),
+            ]
+    assert log_start(server.bootstrap, "trimmed-wire") == 3
 
 
 def read_all(bootstrap: str, topic: str, end: int) -> list[tuple[int, bytes, bytes | None]]:
