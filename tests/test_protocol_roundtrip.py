@@ -83,10 +83,15 @@ def test_registry_lists_the_issue_apis_and_ranges() -> None:
         15: ("DescribeGroups", 0, 6),
         16: ("ListGroups", 0, 5),
         18: ("ApiVersions", 0, 4),
+        19: ("CreateTopics", 2, 7),
+        20: ("DeleteTopics", 1, 6),
         22: ("InitProducerId", 0, 5),
         23: ("OffsetForLeaderEpoch", 0, 4),
+        35: ("DescribeLogDirs", 1, 5),
+        37: ("CreatePartitions", 0, 3),
         42: ("DeleteGroups", 0, 2),
         47: ("OffsetDelete", 0, 0),
+        60: ("DescribeCluster", 0, 2),
     }
     flexible_from = {
         key: api.flexible_versions[0]
@@ -108,7 +113,12 @@ def test_registry_lists_the_issue_apis_and_ranges() -> None:
         15: 5,
         16: 3,
         18: 3,
+        19: 5,
+        20: 4,
         22: 2,
         23: 4,
+        35: 2,
+        37: 2,
         42: 2,
+        60: 0,
     }
