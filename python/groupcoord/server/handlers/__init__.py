@@ -4,7 +4,8 @@ serves (see :mod:`groupcoord.server.registry`). Importing this package registers
 Served: the group coordinator's APIs at every version Kafka 4 serves for classic groups and
 the older ones the Python clients send; the data plane of one node (Produce, Fetch,
 ListOffsets, OffsetForLeaderEpoch, through :mod:`groupcoord.server.replica_manager`); Metadata;
-and InitProducerId, which gives idempotent producers their ids. Nothing else is advertised.
+InitProducerId, which gives idempotent producers their ids; topic administration (CreateTopics,
+DeleteTopics, CreatePartitions, through :mod:`groupcoord.server.topic_admin`). Nothing else is advertised.
 """
 
 from groupcoord.server.handlers import (
@@ -22,8 +23,11 @@ from groupcoord.server.handlers import (
     api_015_describe_groups,
     api_016_list_groups,
     api_018_api_versions,
+    api_019_create_topics,
+    api_020_delete_topics,
     api_022_init_producer_id,
     api_023_offset_for_leader_epoch,
+    api_037_create_partitions,
     api_042_delete_groups,
     api_047_offset_delete,
 )
@@ -43,8 +47,11 @@ __all__ = [
     "api_015_describe_groups",
     "api_016_list_groups",
     "api_018_api_versions",
+    "api_019_create_topics",
+    "api_020_delete_topics",
     "api_022_init_producer_id",
     "api_023_offset_for_leader_epoch",
+    "api_037_create_partitions",
     "api_042_delete_groups",
     "api_047_offset_delete",
 ]
