@@ -5,7 +5,8 @@ Served: the group coordinator's APIs at every version Kafka 4 serves for classic
 the older ones the Python clients send; the data plane of one node (Produce, Fetch,
 ListOffsets, OffsetForLeaderEpoch, through :mod:`groupcoord.server.replica_manager`); Metadata;
 InitProducerId, which gives idempotent producers their ids; topic administration (CreateTopics,
-DeleteTopics, CreatePartitions, through :mod:`groupcoord.server.topic_admin`). Nothing else is advertised.
+DeleteTopics, CreatePartitions, through :mod:`groupcoord.server.topic_admin`) and
+DescribeCluster and DescribeLogDirs. Nothing else is advertised.
 """
 
 from groupcoord.server.handlers import (
@@ -27,9 +28,11 @@ from groupcoord.server.handlers import (
     api_020_delete_topics,
     api_022_init_producer_id,
     api_023_offset_for_leader_epoch,
+    api_035_describe_log_dirs,
     api_037_create_partitions,
     api_042_delete_groups,
     api_047_offset_delete,
+    api_060_describe_cluster,
 )
 
 __all__ = [
@@ -51,7 +54,9 @@ __all__ = [
     "api_020_delete_topics",
     "api_022_init_producer_id",
     "api_023_offset_for_leader_epoch",
+    "api_035_describe_log_dirs",
     "api_037_create_partitions",
     "api_042_delete_groups",
     "api_047_offset_delete",
+    "api_060_describe_cluster",
 ]
