@@ -35,10 +35,7 @@ from groupcoord.server.network import NetworkThread
 from groupcoord.server.open_files import OpenFilesWatch, raise_open_files_limit
 from groupcoord.server.producer_ids import ProducerIdManager
 from groupcoord.server.readiness import Readiness
-from groupcoord.server.replica_manager import (
-    DEFAULT_FILE_DELETE_DELAY_MS,
-    ReplicaManager,
-)
+from groupcoord.server.replica_manager import ReplicaManager
 from groupcoord.server.shutdown import catch_stop_signals, on_stop_signal
 from groupcoord.server.topics import TopicRegistry
 from groupcoord.storage import LogManager
@@ -118,7 +115,7 @@ class Server:
             self.lock.release()
             raise
         self._log = LogManager(options.data_dir, config)
-        await self._log.start(DEFAULT_FILE_DELETE_DELAY_MS)
+        await self._log.start(config.log_segment_delete_delay_ms)
         self._runtime = CoordinatorRuntime(config, self._log, time=self.time)
         self._fetches = fetches = FetchPurgatory(self.time)
         fetches.start(loop)

@@ -36,8 +36,10 @@ from groupcoord.format import codec
 from groupcoord.log import AppendError, BatchAppend, TopicPartition
 from groupcoord.server.topics import OFFSETS_TOPIC, Topic, TopicRegistry
 from groupcoord.storage import LogManager, PartitionLog
+from groupcoord.storage.log_config import LogConfig
 from groupcoord.storage.producer_append import BatchOutcome, PendingAppend
 from groupcoord.storage.producer_state import NO_PRODUCER_ID, ProducerBatch
+from groupcoord.storage.topic_config import topic_log_config
 
 __all__ = ["ProduceResult", "ReadResult", "ReplicaManager"]
 
@@ -46,8 +48,6 @@ logger = logging.getLogger("groupcoord.server")
 NO_OFFSET = -1
 REOPEN_DELAY_S = 5.0
 """How long a partition whose log failed stays closed before it is opened again."""
-DEFAULT_FILE_DELETE_DELAY_MS = 60_000
-"""Kafka's ``log.segment.delete.delay.ms`` (``file.delete.delay.ms`` for a topic)."""
 ADMIN_CLIENT_ID = "__admin_client"
 """The only client Kafka lets produce to an internal topic."""
 
@@ -146,12 +146,26 @@ class ReplicaManager:
         deleting = self._deleting.get(topic.name)
         if deleting is not None:
             await asyncio.shield(deleting)
+        settings = topic_log_config(self.config, topic.configs)
         for partition in range(topic.partitions):
-            await self._open(TopicPartition(topic.name, partition))
+            await self._open(TopicPartition(topic.name, partition), settings)
 
-    async def _open(self, tp: TopicPartition) -> None:
+    def log_config(self, topic: str) -> LogConfig:
+        """The settings of ``topic``'s logs: its config overrides over the broker's defaults."""
+        known = self.topics.get(topic)
+        return topic_log_config(self.config, known.configs if known is not None else {})
+
+    def apply_configs(self, topic: Topic) -> None:
+        """Run ``topic``'s open partitions by its (changed) configs from their next use."""
+        settings = topic_log_config(self.config, topic.configs)
+        for partition in range(topic.partitions):
+            log = self.logs.log(TopicPartition(topic.name, partition))
+            if log is not None:
+                log.settings = settings
+
+    async def _open(self, tp: TopicPartition, settings: LogConfig) -> None:
         try:
-            log = await self.logs.open_log(tp)
+            log = await self.logs.open_log(tp, settings)
         except (OSError, ValueError) as error:  # LogDamagedError is a ValueError
             self.offline[tp] = str(error)
             logger.error("%s-%d is offline: %s", tp.topic, tp.partition, error)
@@ -170,21 +184,18 @@ class ReplicaManager:
             await asyncio.sleep(REOPEN_DELAY_S)
             # Not if the server closed or the topic was deleted meanwhile.
             if self._expiry is not None and self.topics.has_partition(tp.topic, tp.partition):
-                await self._open(tp)
+                await self._open(tp, self.log_config(tp.topic))
 
         task = asyncio.ensure_future(reopen())
         self._reopening.add(task)
         task.add_done_callback(self._reopening.discard)
 
-    def delete_topic(
-        self, topic: Topic, delay_ms: int = DEFAULT_FILE_DELETE_DELAY_MS,
-        after: asyncio.Future[None] | None = None,
-    ) -> asyncio.Task[None]:
+    def delete_topic(self, topic: Topic, after: asyncio.Future[None] | None = None) -> asyncio.Task[None]:
         """Delete the logs of ``topic``, which is no longer in the registry (Kafka's
         ``ReplicaManager.stopPartitions`` with deletion): each partition is closed and its
-        directory renamed for deletion, removed after ``delay_ms``, and the Fetches parked on
-        it are answered (UNKNOWN_TOPIC_OR_PARTITION); then the registry forgets the topic
-        was being deleted. ``after``: the deletion's save, waited for first (nothing is
+        directory renamed for deletion, removed after the topic's ``file.delete.delay.ms``, and
+        the Fetches parked on it are answered (UNKNOWN_TOPIC_OR_PARTITION); then the registry
+        forgets the topic was being deleted. ``after``: the deletion's save, waited for first (nothing is
         deleted if it fails). Returns the deletion, which runs to its end even if the caller
         stops waiting."""
         previous = self._deleting.get(topic.name)
@@ -197,6 +208,7 @@ class ReplicaManager:
                     await asyncio.shield(after)
                 except OSError:
                     return
+            delay_ms = topic_log_config(self.config, topic.configs).file_delete_delay_ms
             for partition in range(topic.partitions):
                 tp = TopicPartition(topic.name, partition)
                 self.offline.pop(tp, None)

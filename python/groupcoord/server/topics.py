@@ -1,6 +1,7 @@
 """The topics this node serves, persisted in the data directory.
 
-A topic is a name, a partition count and a topic id; each partition's data is a log of the
+A topic is a name, a partition count, a topic id and its config overrides (``retention.ms``
+and the rest, :mod:`groupcoord.storage.topic_config`); each partition's data is a log of the
 storage engine (opened by :class:`~groupcoord.server.replica_manager.ReplicaManager`). Topics
 come from ``--topic name:partitions``, from CreateTopics and CreatePartitions
 (:mod:`groupcoord.server.topic_admin`) and, as with Kafka's ``auto.create.topics.enable``,
@@ -27,8 +28,8 @@ import logging
 import os
 import re
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,8 @@ class Topic:
     name: str
     partitions: int
     topic_id: uuid.UUID
+    configs: Mapping[str, str] = field(default_factory=dict, hash=False)
+    """The topic's config overrides, as clients set them (the rest are the broker's defaults)."""
 
 
 def topic_name_error(name: str) -> str | None:
@@ -65,11 +68,13 @@ def topic_name_error(name: str) -> str | None:
 
 
 def _topic_of(entry: dict[str, Any]) -> Topic:
-    return Topic(str(entry["name"]), int(entry["partitions"]), uuid.UUID(entry["topic_id"]))
+    configs = {str(k): str(v) for k, v in dict(entry.get("configs", {})).items()}
+    return Topic(str(entry["name"]), int(entry["partitions"]), uuid.UUID(entry["topic_id"]), configs)
 
 
 def _entry(topic: Topic) -> dict[str, Any]:
-    return {"name": topic.name, "partitions": topic.partitions, "topic_id": str(topic.topic_id)}
+    return {"name": topic.name, "partitions": topic.partitions, "topic_id": str(topic.topic_id),
+            "configs": dict(topic.configs)}
 
 
 def parse_topic_spec(spec: str) -> tuple[str, int]:
@@ -126,6 +131,7 @@ class TopicRegistry:
         self._creating: dict[str, Topic] = {}
         self._saving: asyncio.Task[None] | None = None
         self._save_lock = asyncio.Lock()
+        """Held while a changed file is saved, so that saves land in the order they were made."""
         self.cluster_id = ""
         self.before_create: Callable[[Topic], Awaitable[None]] | None = None
         """Awaited for each topic created (or grown), before it exists for clients (its
@@ -148,7 +154,8 @@ class TopicRegistry:
                 self._durable[topic.name] = topic
             for entry in data.get("deleting", ()):
                 topic = _topic_of(entry)
-                self.deleting[topic.name] = topic
+                if self._by_id.get(topic.topic_id) is None:  # not a deletion that failed to save
+                    self.deleting[topic.name] = topic
             if data.get("offsets_topic_partitions") is not None:
                 self.offsets_topic_partitions = int(data["offsets_topic_partitions"])
                 if self.offsets_topic_partitions < 1:
@@ -169,15 +176,55 @@ class TopicRegistry:
         """Write ``metadata.json`` durably (blocking: fsyncs)."""
         save_json(self.path, data)
 
-    async def _commit(self) -> None:
-        """Save the durable view as it is once the saves before have finished, in a worker
-        thread (OSError if it could not be written)."""
+    async def _save_change(self, changed: Iterable[Topic] = (), removed: Iterable[str] = ()) -> None:
+        """Save the durable view with ``changed`` topics added or replaced (by name) and the
+        ``removed`` names gone, in a worker thread, once the saves before have finished; the
+        durable view holds the change once the file does (OSError if it could not be
+        written: nothing changed)."""
         async with self._save_lock:
-            await asyncio.to_thread(self._save, self._document())
+            durable = {name: t for name, t in self._durable.items() if name not in set(removed)}
+            durable.update((t.name, t) for t in changed)
+            previous, self._durable = self._durable, durable
+            try:
+                await asyncio.to_thread(self._save, self._document())
+            except OSError:
+                self._durable = previous
+                raise
+
+    async def commit(self, changed: Iterable[Topic] = (), removed: Iterable[str] = ()) -> None:
+        """Save the registry with ``changed`` topics added or replaced (by name) and the
+        ``removed`` names gone, in a worker thread; the change is made in memory once the
+        file holding it is durable. Changes are saved one at a time, in the order asked.
+
+        Raises:
+            OSError: the file could not be saved; nothing changed.
+        """
+        changed = list(changed)
+        removed = set(removed)
+        await self._save_change(changed, removed)
+        for name in removed:
+            self._remove(name)
+        for topic in changed:
+            self._add(topic)
+
+    async def alter_configs(self, name: str, configs: Mapping[str, str]) -> Topic:
+        """Replace topic ``name``'s config overrides with ``configs`` (validated by the
+        caller), durably; the topic as it now is."""
+        topic = replace(self._by_name[name], configs=dict(configs))
+        await self.commit([topic])
+        return topic
 
     def _add(self, topic: Topic) -> None:
+        replaced = self._by_name.get(topic.name)
+        if replaced is not None:
+            self._by_id.pop(replaced.topic_id, None)
         self._by_name[topic.name] = topic
         self._by_id[topic.topic_id] = topic
+
+    def _remove(self, name: str) -> None:
+        topic = self._by_name.pop(name, None)
+        if topic is not None:
+            self._by_id.pop(topic.topic_id, None)
 
     def __iter__(self) -> Iterator[Topic]:
         return iter(sorted(self._by_name.values(), key=lambda t: t.name))
@@ -244,7 +291,7 @@ class TopicRegistry:
                 )
             if partitions == existing.partitions:
                 return existing
-            topic = Topic(name, partitions, existing.topic_id)
+            topic = replace(existing, partitions=partitions)
         else:
             topic = Topic(name, partitions, uuid.uuid4())
         self._add(topic)
@@ -279,14 +326,12 @@ class TopicRegistry:
             self._saving = None
 
     async def _create_saved(self, topics: list[Topic]) -> None:
-        self._durable.update((t.name, t) for t in topics)
         try:
-            await self._commit()
+            await self._save_change(topics)
         except OSError as error:
             log.error("Cannot create topics %s: saving %s failed: %s",
                       sorted(t.name for t in topics), self.path, error)
             for topic in topics:
-                self._durable.pop(topic.name, None)
                 self._creating.pop(topic.name, None)
             return
         for topic in topics:
@@ -310,11 +355,9 @@ class TopicRegistry:
                 could not be opened (it exists in the file: a restart serves it).
         """
         self._creating[topic.name] = topic
-        self._durable[topic.name] = topic
         try:
-            await self._commit()
+            await self._save_change([topic])
         except OSError:
-            self._durable.pop(topic.name, None)
             self._creating.pop(topic.name, None)
             raise
         try:
@@ -331,14 +374,8 @@ class TopicRegistry:
         Raises:
             OSError: as :meth:`create_topic`.
         """
-        grown = Topic(topic.name, count, topic.topic_id)
-        self._durable[topic.name] = grown
-        try:
-            await self._commit()
-        except OSError:
-            if self._durable.get(topic.name) is grown:
-                self._durable[topic.name] = topic
-            raise
+        grown = replace(topic, partitions=count)
+        await self._save_change([grown])
         if self.before_create is not None:
             await self.before_create(grown)
         if self._by_name.get(topic.name) is topic:
@@ -350,18 +387,15 @@ class TopicRegistry:
         done once the file keeps it as being deleted (:attr:`deleting`), until
         :meth:`deleted`. It fails with OSError if the file could not be saved: the topic is
         then back as it was."""
-        self._by_name.pop(topic.name, None)
-        self._by_id.pop(topic.topic_id, None)
-        self._durable.pop(topic.name, None)
+        self._remove(topic.name)
         self.deleting[topic.name] = topic
 
         async def save() -> None:
             try:
-                await self._commit()
+                await self._save_change(removed=[topic.name])
             except OSError:
                 if self.deleting.get(topic.name) is topic:
                     del self.deleting[topic.name]
-                    self._durable[topic.name] = topic
                     self._add(topic)
                 raise
 
@@ -371,7 +405,7 @@ class TopicRegistry:
         """``topic``'s partition directories are renamed for deletion: it leaves the file."""
         if self.deleting.get(topic.name) is topic:
             del self.deleting[topic.name]
-            await self._commit()
+            await self._save_change()
 
     async def close(self) -> None:
         """Wait for the topics being created to be saved."""
