@@ -26,9 +26,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from groupcoord.config import Config
 from groupcoord.coordinator.runtime import CoordinatorRuntime
@@ -42,14 +42,24 @@ from groupcoord.server.topics import (
     TopicRegistry,
     topic_name_error,
 )
+from groupcoord.storage.topic_config import (
+    TOPIC_CONFIGS,
+    format_value,
+    validate_topic_configs,
+)
 
-__all__ = ["NewTopic", "TopicAdmin", "TopicError"]
+__all__ = ["ConfigEntry", "NewTopic", "TopicAdmin", "TopicError"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_REPLICATION_FACTOR = 1
 """``default.replication.factor``: one node holds one replica."""
 DUPLICATE_TOPIC_NAME = "Duplicate topic name."
+DYNAMIC_TOPIC_CONFIG = 1
+STATIC_BROKER_CONFIG = 4
+DEFAULT_CONFIG = 5
+"""Kafka's ``DescribeConfigsResponse.ConfigSource`` codes."""
+_DEFAULTS = Config()
 
 
 @dataclass(frozen=True)
@@ -58,6 +68,13 @@ class TopicError:
 
     error: Errors
     message: str | None = None
+
+
+class ConfigEntry(NamedTuple):
+    name: str
+    value: str
+    source: int
+    """Kafka's ``ConfigSource``."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +148,9 @@ class TopicAdmin:
                 return TopicError(Errors.INVALID_CONFIG,
                                   f"Null value not supported for topic configs: {config_name}")
             overrides[config_name] = value
+        invalid_config = validate_topic_configs(overrides)
+        if invalid_config is not None:
+            return TopicError(Errors.INVALID_CONFIG, invalid_config)
         if assignments:
             if replication_factor != -1:
                 return TopicError(Errors.INVALID_REQUEST, "A manual partition assignment was specified, "
@@ -195,9 +215,21 @@ class TopicAdmin:
         Raises:
             OSError: the topic could not be saved, or its logs not opened.
         """
-        topic = Topic(new.name, new.partitions, uuid.uuid4())
+        topic = Topic(new.name, new.partitions, uuid.uuid4(), new.configs)
         await self.topics.create_topic(topic)
         return topic
+
+    def config_entries(self, overrides: Mapping[str, str]) -> list[ConfigEntry]:
+        """Every topic config of a topic with ``overrides``, as CreateTopics v5+ answers them:
+        its value and where it comes from (the topic, a broker setting given, or Kafka's
+        default)."""
+        return [
+            ConfigEntry(d.name, overrides[d.name], DYNAMIC_TOPIC_CONFIG) if d.name in overrides
+            else ConfigEntry(d.name, format_value(d.default_value(self.config)),
+                             STATIC_BROKER_CONFIG if d.default_value(self.config) != d.default_value(_DEFAULTS)
+                             else DEFAULT_CONFIG)
+            for d in sorted(TOPIC_CONFIGS, key=lambda d: d.name)
+        ]
 
     # --- adding partitions ---------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from collections import Counter
 
 from groupcoord.errors import Errors
 from groupcoord.protocol.messages.create_topics import (
+    CreatableTopicConfigs,
     CreatableTopicResult,
     CreateTopicsRequest,
     CreateTopicsResponse,
@@ -51,7 +52,10 @@ def _created(broker: Broker, topic: Topic, replication_factor: int) -> Creatable
     return CreatableTopicResult(
         name=topic.name, topic_id=topic.topic_id, error_code=Errors.NONE, error_message=None,
         num_partitions=topic.partitions, replication_factor=replication_factor,
-        configs=[],
+        configs=[
+            CreatableTopicConfigs(name=e.name, value=e.value, read_only=False, config_source=e.source)
+            for e in broker.admin.config_entries(topic.configs)
+        ],
     )
 
 
@@ -76,7 +80,8 @@ def create_topics(broker: Broker, request: CreateTopicsRequest, ctx: RequestCont
             results[entry.name] = _failed(entry.name, checked.error, checked.message)
         elif request.validate_only:
             results[entry.name] = _created(
-                broker, Topic(checked.name, checked.partitions, uuid.uuid4()), checked.replication_factor
+                broker, Topic(checked.name, checked.partitions, uuid.uuid4(), checked.configs),
+                checked.replication_factor,
             )
         else:
             results[entry.name] = None
