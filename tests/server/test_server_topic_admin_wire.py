@@ -20,6 +20,7 @@ from wire_support import READ_TIMEOUT_S, exchange
 
 from groupcoord.errors import Errors
 from groupcoord.protocol import Response
+from groupcoord.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from groupcoord.protocol.messages.create_partitions import (
     CreatePartitionsAssignment,
     CreatePartitionsRequest,
@@ -172,6 +173,29 @@ def test_create_topics_refusals_match_kafka(wire: Wire) -> None:
         (Errors.INVALID_REQUEST, "Duplicate topic name.")]
     v4 = wire.create(topic(EXISTING), version=4)[EXISTING]
     assert (v4.error_code, v4.error_message) == (Errors.TOPIC_ALREADY_EXISTS, f"Topic '{EXISTING}' already exists.")
+
+
+def test_create_topics_too_large_a_request_is_refused_whole(wire: Wire) -> None:
+    too_many = wire.create(topic("bad name", 20_000), topic("small"), validate_only=True)
+    assert {n: (t.error_code, t.error_message) for n, t in too_many.items()} == {
+        n: (Errors.POLICY_VIOLATION, "Excessively large number of partitions per request.")
+        for n in ("bad name", "small")}
+    batch = "Unable to perform excessively large batch operation."
+    for entries, answer in [
+        ([topic("big", 10_000)], (Errors.POLICY_VIOLATION, batch)),
+        ([topic("half", 5000), topic("other-half", 4999), topic(EXISTING)], (Errors.POLICY_VIOLATION, batch)),
+        ([topic("big", 9999)], (Errors.NONE, None)),
+    ]:
+        answers = wire.create(*entries, validate_only=True)
+        assert {(t.error_code, t.error_message) for t in answers.values()} == {answer}
+
+
+def test_api_versions_match_kafka(wire: Wire) -> None:
+    answer = wire.send(ApiVersionsRequest(client_software_name="test", client_software_version="1"),
+                       ApiVersionsResponse, 3)
+    served = {k.api_key: (k.min_version, k.max_version) for k in answer.api_keys}
+    assert {key: served.get(key) for key in (3, 19, 20, 35, 37, 60)} == {
+        3: (0, 13), 19: (2, 7), 20: (1, 6), 35: (1, 5), 37: (0, 3), 60: (0, 2)}
 
 
 def test_create_topics_answers_the_topic_and_its_configs(wire: Wire) -> None:

@@ -52,15 +52,6 @@ __all__ = ["ConfigEntry", "NewTopic", "TopicAdmin", "TopicError"]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_REPLICATION_FACTOR = 1
-"""``default.replication.factor``: one node holds one replica."""
-DUPLICATE_TOPIC_NAME = "Duplicate topic name."
-DYNAMIC_TOPIC_CONFIG = 1
-STATIC_BROKER_CONFIG = 4
-DEFAULT_CONFIG = 5
-"""Kafka's ``DescribeConfigsResponse.ConfigSource`` codes."""
-_DEFAULTS = Config()
-
 
 @dataclass(frozen=True)
 class TopicError:
@@ -68,6 +59,23 @@ class TopicError:
 
     error: Errors
     message: str | None = None
+
+
+DEFAULT_REPLICATION_FACTOR = 1
+"""``default.replication.factor``: one node holds one replica."""
+DUPLICATE_TOPIC_NAME = "Duplicate topic name."
+MAX_RECORDS_PER_USER_OP = 10_000
+"""Kafka's controller bound on the records one request may make (a record per topic, per
+partition and per config)."""
+TOO_MANY_PARTITIONS = TopicError(Errors.POLICY_VIOLATION, "Excessively large number of partitions per request.")
+TOO_MANY_RECORDS = TopicError(Errors.POLICY_VIOLATION, "Unable to perform excessively large batch operation.")
+DYNAMIC_TOPIC_CONFIG = 1
+STATIC_BROKER_CONFIG = 4
+DEFAULT_CONFIG = 5
+"""Kafka's ``DescribeConfigsResponse.ConfigSource`` codes."""
+_DEFAULTS = Config()
+
+
 
 
 class ConfigEntry(NamedTuple):
@@ -121,6 +129,19 @@ class TopicAdmin:
         task.add_done_callback(done)
 
     # --- creating ------------------------------------------------------------------------------
+
+    def check_request_size(self, requested: Sequence[tuple[int, int]]) -> TopicError | None:
+        """Whether a CreateTopics request is too large as a whole, as Kafka's controller
+        refuses it (every topic then gets the error): ``requested`` holds each entry's
+        partition count and number of manual assignments."""
+        partitions = sum(max(count, assigned) for count, assigned in requested)
+        return TOO_MANY_PARTITIONS if partitions > MAX_RECORDS_PER_USER_OP else None
+
+    @staticmethod
+    def check_records(topics: Sequence[NewTopic]) -> TopicError | None:
+        """Whether the topics a CreateTopics request creates make too many records."""
+        records = sum(1 + t.partitions + len(t.configs) for t in topics)
+        return TOO_MANY_RECORDS if records > MAX_RECORDS_PER_USER_OP else None
 
     def check_new_topic(
         self,
@@ -251,6 +272,8 @@ class TopicAdmin:
                               f"The topic {name} currently has {topic.partitions} partition(s); "
                               f"{count} would not be an increase.")
         added = count - topic.partitions
+        if added > MAX_RECORDS_PER_USER_OP:
+            return TOO_MANY_PARTITIONS
         if assignments is not None:
             if len(assignments) != added:
                 return TopicError(Errors.INVALID_REPLICA_ASSIGNMENT,

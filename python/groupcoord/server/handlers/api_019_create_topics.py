@@ -4,7 +4,9 @@ Each topic is checked as Kafka's controller checks it (INVALID_TOPIC_EXCEPTION,
 TOPIC_ALREADY_EXISTS, INVALID_CONFIG, INVALID_REQUEST, INVALID_REPLICA_ASSIGNMENT,
 INVALID_REPLICATION_FACTOR, INVALID_PARTITIONS, with Kafka's messages); a name given twice
 gets INVALID_REQUEST "Duplicate topic name.". With ``validate_only`` nothing is created and
-the topics that would be are answered as if they were. The answer comes once every topic is
+the topics that would be are answered as if they were. A request that would make more than
+Kafka's 10,000 records (a record per topic, partition and config) is refused as a whole with
+POLICY_VIOLATION, as Kafka's controller refuses it. The answer comes once every topic is
 saved and its partitions' logs are open.
 
 Version notes:
@@ -43,8 +45,13 @@ def _failed(name: str, error: Errors, message: str | None) -> CreatableTopicResu
 
 def _error_response(request: CreateTopicsRequest, version: int, error: Errors) -> CreateTopicsResponse:
     message = UNEXPECTED_ERROR_MESSAGE if error == Errors.UNKNOWN_SERVER_ERROR else None
+    return _refused(request, TopicError(error, message))
+
+
+def _refused(request: CreateTopicsRequest, refused: TopicError) -> CreateTopicsResponse:
+    """Every topic of the request refused."""
     return CreateTopicsResponse(topics=[
-        _failed(name, error, message) for name in dict.fromkeys(t.name for t in request.topics)
+        _failed(name, refused.error, refused.message) for name in dict.fromkeys(t.name for t in request.topics)
     ])
 
 
@@ -62,8 +69,13 @@ def _created(broker: Broker, topic: Topic, replication_factor: int) -> Creatable
 @handler(CreateTopicsRequest, versions="2-7", error_response=_error_response)
 def create_topics(broker: Broker, request: CreateTopicsRequest, ctx: RequestContext) -> None:
     admin = broker.admin
+    too_large = admin.check_request_size([(t.num_partitions, len(t.assignments)) for t in request.topics])
+    if too_large is not None:
+        ctx.respond(_refused(request, too_large))
+        return
     counts = Counter(t.name for t in request.topics)
     results: dict[str, CreatableTopicResult | None] = {}
+    checked_topics: list[NewTopic] = []
     to_create: list[NewTopic] = []
     for entry in request.topics:
         if entry.name in results:
@@ -78,7 +90,9 @@ def create_topics(broker: Broker, request: CreateTopicsRequest, ctx: RequestCont
         )
         if isinstance(checked, TopicError):
             results[entry.name] = _failed(entry.name, checked.error, checked.message)
-        elif request.validate_only:
+            continue
+        checked_topics.append(checked)
+        if request.validate_only:
             results[entry.name] = _created(
                 broker, Topic(checked.name, checked.partitions, uuid.uuid4(), checked.configs),
                 checked.replication_factor,
@@ -86,6 +100,11 @@ def create_topics(broker: Broker, request: CreateTopicsRequest, ctx: RequestCont
         else:
             results[entry.name] = None
             to_create.append(checked)
+
+    too_large = admin.check_records(checked_topics)
+    if too_large is not None:
+        ctx.respond(_refused(request, too_large))
+        return
 
     def respond() -> None:
         ctx.respond(CreateTopicsResponse(topics=[r for r in results.values() if r is not None]))

@@ -4,6 +4,8 @@ A topic only grows (INVALID_PARTITIONS otherwise, with Kafka's messages); a manu
 names this node once for each new partition (INVALID_REPLICA_ASSIGNMENT otherwise); an unknown
 topic gets UNKNOWN_TOPIC_OR_PARTITION, a name given twice INVALID_REQUEST. With
 ``validate_only`` nothing changes. The answer comes once the new partitions' logs are open.
+More than 10,000 new partitions for a topic get POLICY_VIOLATION (Kafka 4.3.1 answers
+UNKNOWN_SERVER_ERROR, having added some of them).
 
 Version notes: v1 is v0; v2 is the first flexible version; v3 may be answered
 THROTTLING_QUOTA_EXCEEDED by Kafka (no quotas here).
