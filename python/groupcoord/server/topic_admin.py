@@ -26,9 +26,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Coroutine, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from groupcoord.config import Config
 from groupcoord.coordinator.runtime import CoordinatorRuntime
@@ -51,6 +52,7 @@ from groupcoord.storage.topic_config import (
 __all__ = ["ConfigEntry", "NewTopic", "TopicAdmin", "TopicError"]
 
 log = logging.getLogger(__name__)
+K = TypeVar("K", bound=Hashable)
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,11 @@ class NewTopic:
     partitions: int
     replication_factor: int
     configs: dict[str, str] = field(default_factory=dict)
+
+
+def named_twice(names: Iterable[K]) -> set[K]:
+    """The names (or ids) a request gives more than once: each answered INVALID_REQUEST, once."""
+    return {name for name, count in Counter(names).items() if count > 1}
 
 
 class TopicAdmin:
@@ -258,13 +265,11 @@ class TopicAdmin:
         self, name: str, count: int, assignments: Sequence[Sequence[int]] | None
     ) -> Topic | TopicError:
         """A CreatePartitions entry checked as Kafka's controller checks it; the topic to grow."""
-        if name == OFFSETS_TOPIC:
-            return TopicError(Errors.INVALID_TOPIC_EXCEPTION,
-                              f"{OFFSETS_TOPIC} is the group coordinator's log: its partition count is "
-                              "offsets.topic.num.partitions")
-        topic = self.topics.get(name)
-        if topic is None:
-            return TopicError(Errors.UNKNOWN_TOPIC_OR_PARTITION)
+        topic = self._existing(name, TopicError(
+            Errors.INVALID_TOPIC_EXCEPTION,
+            f"{OFFSETS_TOPIC} is the group coordinator's log: its partition count is offsets.topic.num.partitions"))
+        if isinstance(topic, TopicError):
+            return topic
         if count == topic.partitions:
             return TopicError(Errors.INVALID_PARTITIONS, f"Topic already has {topic.partitions} partition(s).")
         if count < topic.partitions:
@@ -298,16 +303,18 @@ class TopicAdmin:
 
     def check_deletion(self, name: str) -> Topic | TopicError:
         """The topic DeleteTopics names, or why it cannot be deleted."""
+        # A Kafka broker deletes __consumer_offsets when asked; its kafka-topics tool refuses
+        # with these words. Here it is the coordinator's own log.
+        return self._existing(name, TopicError(
+            Errors.INVALID_TOPIC_EXCEPTION,
+            f"Topic {name} is a kafka internal topic and is not allowed to be marked for deletion."))
+
+    def _existing(self, name: str, internal: TopicError) -> Topic | TopicError:
+        """The data topic ``name``; ``internal`` for ``__consumer_offsets``."""
         if name == OFFSETS_TOPIC:
-            # A Kafka broker deletes it when asked; its kafka-topics tool refuses with these
-            # words. Here it is the coordinator's own log.
-            return TopicError(Errors.INVALID_TOPIC_EXCEPTION,
-                              f"Topic {name} is a kafka internal topic and is not allowed to be "
-                              "marked for deletion.")
+            return internal
         topic = self.topics.get(name)
-        if topic is None:
-            return TopicError(Errors.UNKNOWN_TOPIC_OR_PARTITION)
-        return topic
+        return topic if topic is not None else TopicError(Errors.UNKNOWN_TOPIC_OR_PARTITION)
 
     async def delete(self, topic: Topic) -> None:
         """Delete ``topic``: gone for clients at once, its logs renamed for deletion once this

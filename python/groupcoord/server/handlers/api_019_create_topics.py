@@ -24,7 +24,6 @@ Version notes:
 from __future__ import annotations
 
 import uuid
-from collections import Counter
 
 from groupcoord.errors import Errors
 from groupcoord.protocol.messages.create_topics import (
@@ -35,7 +34,12 @@ from groupcoord.protocol.messages.create_topics import (
 )
 from groupcoord.server.broker import Broker
 from groupcoord.server.registry import UNEXPECTED_ERROR_MESSAGE, RequestContext, handler
-from groupcoord.server.topic_admin import DUPLICATE_TOPIC_NAME, NewTopic, TopicError
+from groupcoord.server.topic_admin import (
+    DUPLICATE_TOPIC_NAME,
+    NewTopic,
+    TopicError,
+    named_twice,
+)
 from groupcoord.server.topics import Topic
 
 
@@ -73,14 +77,14 @@ def create_topics(broker: Broker, request: CreateTopicsRequest, ctx: RequestCont
     if too_large is not None:
         ctx.respond(_refused(request, too_large))
         return
-    counts = Counter(t.name for t in request.topics)
+    twice = named_twice(t.name for t in request.topics)
     results: dict[str, CreatableTopicResult | None] = {}
     checked_topics: list[NewTopic] = []
     to_create: list[NewTopic] = []
     for entry in request.topics:
         if entry.name in results:
             continue
-        if counts[entry.name] > 1:
+        if entry.name in twice:
             results[entry.name] = _failed(entry.name, Errors.INVALID_REQUEST, DUPLICATE_TOPIC_NAME)
             continue
         checked = admin.check_new_topic(

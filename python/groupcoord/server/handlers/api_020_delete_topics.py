@@ -18,7 +18,6 @@ Version notes:
 
 from __future__ import annotations
 
-from collections import Counter
 from uuid import UUID
 
 from groupcoord.errors import Errors
@@ -30,7 +29,7 @@ from groupcoord.protocol.messages.delete_topics import (
 from groupcoord.protocol.primitives import ZERO_UUID
 from groupcoord.server.broker import Broker
 from groupcoord.server.registry import UNEXPECTED_ERROR_MESSAGE, RequestContext, handler
-from groupcoord.server.topic_admin import DUPLICATE_TOPIC_NAME, TopicError
+from groupcoord.server.topic_admin import DUPLICATE_TOPIC_NAME, TopicError, named_twice
 from groupcoord.server.topics import Topic
 
 UNKNOWN_TOPIC_MESSAGE = "This server does not host this topic-partition."
@@ -56,13 +55,13 @@ def _error_response(request: DeleteTopicsRequest, version: int, error: Errors) -
     ])
 
 
-def _find(broker: Broker, key: _Key, counts: Counter[_Key]) -> Topic | DeletableTopicResult:
+def _find(broker: Broker, key: _Key, twice: set[_Key]) -> Topic | DeletableTopicResult:
     name, topic_id = key
     if name is not None and topic_id != ZERO_UUID:
         return _result(key, Errors.INVALID_REQUEST, "You may not specify both topic name and topic id.")
     if name is None and topic_id == ZERO_UUID:
         return _result(key, Errors.INVALID_REQUEST, "Neither topic name nor id were specified.")
-    if counts[key] > 1:
+    if key in twice:
         return _result(key, Errors.INVALID_REQUEST,
                        DUPLICATE_TOPIC_NAME if name is not None else "Duplicate topic id.")
     if name is None:
@@ -80,11 +79,11 @@ def _find(broker: Broker, key: _Key, counts: Counter[_Key]) -> Topic | Deletable
 @handler(DeleteTopicsRequest, versions="1-6", error_response=_error_response)
 def delete_topics(broker: Broker, request: DeleteTopicsRequest, ctx: RequestContext) -> None:
     keys = _keys(request, ctx.api_version)
-    counts = Counter(keys)
+    twice = named_twice(keys)
     results: dict[_Key, DeletableTopicResult | Topic] = {}
     for key in keys:
         if key not in results:
-            results[key] = _find(broker, key, counts)
+            results[key] = _find(broker, key, twice)
     deleting = {key: topic for key, topic in results.items() if isinstance(topic, Topic)}
 
     def respond() -> None:

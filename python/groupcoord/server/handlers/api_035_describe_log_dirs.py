@@ -29,7 +29,9 @@ from groupcoord.server.registry import RequestContext, handler
 
 
 def _error_response(request: DescribeLogDirsRequest, version: int, error: Errors) -> DescribeLogDirsResponse:
-    return DescribeLogDirsResponse(error_code=error)
+    """The error at the top (v3+, Kafka's ``getErrorResponse``) and, so that v1 and v2 carry
+    it too, on the one log directory's entry."""
+    return DescribeLogDirsResponse(error_code=error, results=[DescribeLogDirsResult(error_code=error, log_dir="")])
 
 
 def _wanted(broker: Broker, request: DescribeLogDirsRequest) -> Iterable[TopicPartition]:

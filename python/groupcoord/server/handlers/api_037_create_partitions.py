@@ -13,8 +13,6 @@ THROTTLING_QUOTA_EXCEEDED by Kafka (no quotas here).
 
 from __future__ import annotations
 
-from collections import Counter
-
 from groupcoord.errors import Errors
 from groupcoord.protocol.messages.create_partitions import (
     CreatePartitionsRequest,
@@ -23,7 +21,7 @@ from groupcoord.protocol.messages.create_partitions import (
 )
 from groupcoord.server.broker import Broker
 from groupcoord.server.registry import UNEXPECTED_ERROR_MESSAGE, RequestContext, handler
-from groupcoord.server.topic_admin import DUPLICATE_TOPIC_NAME, TopicError
+from groupcoord.server.topic_admin import DUPLICATE_TOPIC_NAME, TopicError, named_twice
 from groupcoord.server.topics import Topic
 
 
@@ -41,13 +39,13 @@ def _error_response(request: CreatePartitionsRequest, version: int, error: Error
 @handler(CreatePartitionsRequest, versions="0-3", error_response=_error_response)
 def create_partitions(broker: Broker, request: CreatePartitionsRequest, ctx: RequestContext) -> None:
     admin = broker.admin
-    counts = Counter(t.name for t in request.topics)
+    twice = named_twice(t.name for t in request.topics)
     results: dict[str, CreatePartitionsTopicResult] = {}
     to_grow: list[tuple[Topic, int]] = []
     for entry in request.topics:
         if entry.name in results:
             continue
-        if counts[entry.name] > 1:
+        if entry.name in twice:
             results[entry.name] = _result(entry.name, Errors.INVALID_REQUEST, DUPLICATE_TOPIC_NAME)
             continue
         checked = admin.check_new_partitions(
