@@ -1,5 +1,6 @@
 """Topics administered from Java against ``groupcoord serve``: Kafka's own ``kafka-topics`` tool
-(``TopicCommand``, from the broker's Maven jars) creates, lists, grows and deletes a topic, and the Java admin client (``TopicAdminClient``) does the same through its API, with
+(``TopicCommand``, from the broker's Maven jars) creates, lists, describes, grows and deletes a
+topic, and the Java admin client (``TopicAdminClient``) does the same through its API, with
 the errors Kafka gives."""
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ def topics(server: ServerProcess, *args: str) -> subprocess.CompletedProcess[str
                           capture_output=True, text=True, timeout=KAFKA_TOOL_TIMEOUT_S)
 
 
-def test_kafka_topics_creates_lists_alters_and_deletes(server: ServerProcess) -> None:
+def test_kafka_topics_creates_lists_describes_alters_and_deletes(server: ServerProcess) -> None:
     created = topics(server, "--create", "--topic", "tool-topic", "--partitions", "3",
                      "--replication-factor", "1", "--config", "retention.ms=60000")
     assert created.returncode == 0, created.stderr
@@ -32,6 +33,11 @@ def test_kafka_topics_creates_lists_alters_and_deletes(server: ServerProcess) ->
 
     altered = topics(server, "--alter", "--topic", "tool-topic", "--partitions", "5")
     assert altered.returncode == 0, altered.stderr
+    described = topics(server, "--describe", "--topic", "tool-topic")
+    assert described.returncode == 0, described.stderr
+    assert "PartitionCount: 5" in described.stdout and "ReplicationFactor: 1" in described.stdout
+    assert "retention.ms=60000" in described.stdout
+    assert described.stdout.count("Leader: 0") == 5
 
     shrunk = topics(server, "--alter", "--topic", "tool-topic", "--partitions", "2")
     assert shrunk.returncode == 1

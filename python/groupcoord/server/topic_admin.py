@@ -23,13 +23,11 @@ manual assignment may name this node alone, once per partition.
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import uuid
 from collections import Counter
-from collections.abc import Callable, Coroutine, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, TypeVar
+from typing import TypeVar
 
 from groupcoord.config import Config
 from groupcoord.coordinator.runtime import CoordinatorRuntime
@@ -43,15 +41,10 @@ from groupcoord.server.topics import (
     TopicRegistry,
     topic_name_error,
 )
-from groupcoord.storage.topic_config import (
-    TOPIC_CONFIGS,
-    format_value,
-    validate_topic_configs,
-)
+from groupcoord.storage.topic_config import validate_topic_configs
 
-__all__ = ["ConfigEntry", "NewTopic", "TopicAdmin", "TopicError"]
+__all__ = ["NewTopic", "TopicAdmin", "TopicError", "named_twice"]
 
-log = logging.getLogger(__name__)
 K = TypeVar("K", bound=Hashable)
 
 
@@ -71,20 +64,8 @@ MAX_RECORDS_PER_USER_OP = 10_000
 partition and per config)."""
 TOO_MANY_PARTITIONS = TopicError(Errors.POLICY_VIOLATION, "Excessively large number of partitions per request.")
 TOO_MANY_RECORDS = TopicError(Errors.POLICY_VIOLATION, "Unable to perform excessively large batch operation.")
-DYNAMIC_TOPIC_CONFIG = 1
-STATIC_BROKER_CONFIG = 4
-DEFAULT_CONFIG = 5
-"""Kafka's ``DescribeConfigsResponse.ConfigSource`` codes."""
-_DEFAULTS = Config()
 
 
-
-
-class ConfigEntry(NamedTuple):
-    name: str
-    value: str
-    source: int
-    """Kafka's ``ConfigSource``."""
 
 
 @dataclass(frozen=True)
@@ -103,8 +84,7 @@ def named_twice(names: Iterable[K]) -> set[K]:
 
 
 class TopicAdmin:
-    """Creates, grows and deletes topics; on the event loop. The handlers run each request's
-    changes as a task of :meth:`spawn`."""
+    """Creates, grows and deletes topics; on the event loop."""
 
     def __init__(
         self, config: Config, node_id: int, topics: TopicRegistry, replicas: ReplicaManager,
@@ -116,24 +96,6 @@ class TopicAdmin:
         self.replicas = replicas
         self.runtime = runtime
         self.fetch_sessions = fetch_sessions
-        self._tasks: set[asyncio.Future[None]] = set()
-
-    def spawn(self, work: Coroutine[Any, Any, None], failed: Callable[[], None]) -> None:
-        """Run a request's changes in the background; ``failed`` answers the request if they
-        fail unexpectedly (logged with the traceback, as a handler's failure is)."""
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-
-        def done(finished: asyncio.Future[None]) -> None:
-            self._tasks.discard(finished)
-            if finished.cancelled():
-                return
-            error = finished.exception()
-            if error is not None:
-                log.error("A topic administration request failed", exc_info=error)
-                failed()
-
-        task.add_done_callback(done)
 
     # --- creating ------------------------------------------------------------------------------
 
@@ -246,18 +208,6 @@ class TopicAdmin:
         topic = Topic(new.name, new.partitions, uuid.uuid4(), new.configs)
         await self.topics.create_topic(topic)
         return topic
-
-    def config_entries(self, overrides: Mapping[str, str]) -> list[ConfigEntry]:
-        """Every topic config of a topic with ``overrides``, as CreateTopics v5+ answers them:
-        its value and where it comes from (the topic, a broker setting given, or Kafka's
-        default)."""
-        return [
-            ConfigEntry(d.name, overrides[d.name], DYNAMIC_TOPIC_CONFIG) if d.name in overrides
-            else ConfigEntry(d.name, format_value(d.default_value(self.config)),
-                             STATIC_BROKER_CONFIG if d.default_value(self.config) != d.default_value(_DEFAULTS)
-                             else DEFAULT_CONFIG)
-            for d in sorted(TOPIC_CONFIGS, key=lambda d: d.name)
-        ]
 
     # --- adding partitions ---------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ from groupcoord.protocol.messages.create_topics import (
     CreateTopicsResponse,
 )
 from groupcoord.server.broker import Broker
+from groupcoord.server.config_resources import topic_config_entries
 from groupcoord.server.registry import UNEXPECTED_ERROR_MESSAGE, RequestContext, handler
 from groupcoord.server.topic_admin import (
     DUPLICATE_TOPIC_NAME,
@@ -64,8 +65,8 @@ def _created(broker: Broker, topic: Topic, replication_factor: int) -> Creatable
         name=topic.name, topic_id=topic.topic_id, error_code=Errors.NONE, error_message=None,
         num_partitions=topic.partitions, replication_factor=replication_factor,
         configs=[
-            CreatableTopicConfigs(name=e.name, value=e.value, read_only=False, config_source=e.source)
-            for e in broker.admin.config_entries(topic.configs)
+            CreatableTopicConfigs(name=e.name, value=e.value, read_only=e.read_only, config_source=e.source)
+            for e in topic_config_entries(broker.config, topic.configs)
         ],
     )
 
@@ -110,14 +111,14 @@ def create_topics(broker: Broker, request: CreateTopicsRequest, ctx: RequestCont
         ctx.respond(_refused(request, too_large))
         return
 
-    def respond() -> None:
-        ctx.respond(CreateTopicsResponse(topics=[r for r in results.values() if r is not None]))
+    def response() -> CreateTopicsResponse:
+        return CreateTopicsResponse(topics=[r for r in results.values() if r is not None])
 
     if not to_create:
-        respond()
+        ctx.respond(response())
         return
 
-    async def create() -> None:
+    async def create() -> CreateTopicsResponse:
         for new in to_create:
             if broker.topics.is_taken(new.name):  # created by another request meanwhile
                 results[new.name] = _failed(new.name, Errors.TOPIC_ALREADY_EXISTS,
@@ -129,6 +130,6 @@ def create_topics(broker: Broker, request: CreateTopicsRequest, ctx: RequestCont
                 results[new.name] = _failed(new.name, Errors.UNKNOWN_SERVER_ERROR, str(error))
             else:
                 results[new.name] = _created(broker, topic, new.replication_factor)
-        respond()
+        return response()
 
-    admin.spawn(create(), lambda: ctx.respond(_error_response(request, ctx.api_version, Errors.UNKNOWN_SERVER_ERROR)))
+    ctx.respond_later(create(), lambda error: _error_response(request, ctx.api_version, error))

@@ -86,17 +86,17 @@ def delete_topics(broker: Broker, request: DeleteTopicsRequest, ctx: RequestCont
             results[key] = _find(broker, key, twice)
     deleting = {key: topic for key, topic in results.items() if isinstance(topic, Topic)}
 
-    def respond() -> None:
-        ctx.respond(DeleteTopicsResponse(responses=[
+    def response() -> DeleteTopicsResponse:
+        return DeleteTopicsResponse(responses=[
             r if isinstance(r, DeletableTopicResult) else _result((r.name, r.topic_id), Errors.NONE)
             for r in results.values()
-        ]))
+        ])
 
     if not deleting:
-        respond()
+        ctx.respond(response())
         return
 
-    async def delete() -> None:
+    async def delete() -> DeleteTopicsResponse:
         deleted: set[Topic] = set()
         for key, topic in deleting.items():
             if topic in deleted:  # named both by name and by id
@@ -106,6 +106,6 @@ def delete_topics(broker: Broker, request: DeleteTopicsRequest, ctx: RequestCont
                 await broker.admin.delete(topic)
             except OSError as error:
                 results[key] = _result(key, Errors.UNKNOWN_SERVER_ERROR, str(error))
-        respond()
+        return response()
 
-    broker.admin.spawn(delete(), lambda: ctx.respond(_error_response(request, ctx.api_version, Errors.UNKNOWN_SERVER_ERROR)))
+    ctx.respond_later(delete(), lambda error: _error_response(request, ctx.api_version, error))

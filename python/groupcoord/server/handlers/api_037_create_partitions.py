@@ -59,14 +59,14 @@ def create_partitions(broker: Broker, request: CreatePartitionsRequest, ctx: Req
         if not request.validate_only:
             to_grow.append((checked, entry.count))
 
-    def respond() -> None:
-        ctx.respond(CreatePartitionsResponse(results=list(results.values())))
+    def response() -> CreatePartitionsResponse:
+        return CreatePartitionsResponse(results=list(results.values()))
 
     if not to_grow:
-        respond()
+        ctx.respond(response())
         return
 
-    async def grow() -> None:
+    async def grow() -> CreatePartitionsResponse:
         for topic, count in to_grow:
             current = broker.topics.get(topic.name)
             if current is None or current.topic_id != topic.topic_id:  # deleted meanwhile
@@ -83,6 +83,6 @@ def create_partitions(broker: Broker, request: CreatePartitionsRequest, ctx: Req
                 await admin.add_partitions(current, count)
             except OSError as error:
                 results[topic.name] = _result(topic.name, Errors.UNKNOWN_SERVER_ERROR, str(error))
-        respond()
+        return response()
 
-    admin.spawn(grow(), lambda: ctx.respond(_error_response(request, ctx.api_version, Errors.UNKNOWN_SERVER_ERROR)))
+    ctx.respond_later(grow(), lambda error: _error_response(request, ctx.api_version, error))
