@@ -21,6 +21,9 @@ from typing import Any
 
 from groupcoord.config import CONFIG_DEFS, Config, ConfigDef, attribute_name
 from groupcoord.errors import Errors
+from groupcoord.protocol import Response
+from groupcoord.server.broker import Broker
+from groupcoord.server.registry import RequestContext
 from groupcoord.server.topics import OFFSETS_TOPIC, Topic, TopicRegistry
 from groupcoord.storage.topic_config import (
     TOPIC_CONFIGS,
@@ -44,8 +47,8 @@ __all__ = [
     "broker_config_entries",
     "check_broker_name",
     "offsets_topic_overrides",
+    "serve_alter_configs",
     "plan_alter",
-    "save_altered",
     "topic_config_entries",
 ]
 
@@ -310,16 +313,33 @@ def plan_alter(
     return outcomes, altered
 
 
-async def save_altered(topics: TopicRegistry, apply: Callable[[Topic], None], altered: Mapping[int, Topic],
-                       outcomes: list[Outcome]) -> list[Outcome]:
-    """Save each altered topic's overrides durably and ``apply`` them to its open logs; a
+async def _save_altered(broker: Broker, altered: Mapping[int, Topic], outcomes: list[Outcome]) -> list[Outcome]:
+    """Save each altered topic's overrides durably and apply them to its open partitions; a
     topic deleted meanwhile gets UNKNOWN_TOPIC_OR_PARTITION. The outcomes, updated."""
     outcomes = list(outcomes)
     for index, topic in altered.items():
-        current = topics.get(topic.name)
+        current = broker.topics.get(topic.name)
         if current is None or current.topic_id != topic.topic_id:
             outcomes[index] = (Errors.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{topic.name}' does not exist.")
             continue
-        saved = await topics.alter_configs(topic.name, topic.configs)
-        apply(saved)
+        broker.replicas.apply_configs(await broker.topics.alter_configs(topic.name, topic.configs))
     return outcomes
+
+
+def serve_alter_configs(
+    broker: Broker, ctx: RequestContext, requests: list[AlterRequest], *, incremental: bool, validate_only: bool,
+    response: Callable[[list[Outcome]], Response],
+) -> None:
+    """Serve an AlterConfigs (``incremental=False``) or IncrementalAlterConfigs request:
+    check every resource, then (unless ``validate_only``) save and apply the changes before
+    answering with ``response(outcomes)``."""
+    outcomes, altered = plan_alter(broker.topics, broker.config, broker.node.node_id, requests,
+                                   incremental=incremental)
+    if validate_only or not altered:
+        ctx.respond(response(outcomes))
+        return
+
+    async def save() -> Response:
+        return response(await _save_altered(broker, altered, outcomes))
+
+    ctx.respond_later(save(), lambda error: response([(error, None)] * len(requests)))

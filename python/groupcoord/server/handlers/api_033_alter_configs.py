@@ -15,7 +15,7 @@ from groupcoord.protocol.messages.alter_configs import (
     AlterConfigsResponse,
 )
 from groupcoord.server.broker import Broker
-from groupcoord.server.config_resources import AlterRequest, IncrementalOp, Outcome, plan_alter, save_altered
+from groupcoord.server.config_resources import AlterRequest, IncrementalOp, Outcome, serve_alter_configs
 from groupcoord.server.registry import RequestContext, handler
 
 
@@ -37,13 +37,5 @@ def alter_configs(broker: Broker, request: AlterConfigsRequest, ctx: RequestCont
         AlterRequest(r.resource_type, r.resource_name, [(c.name, IncrementalOp.SET, c.value) for c in r.configs])
         for r in request.resources
     ]
-    outcomes, altered = plan_alter(broker.topics, broker.config, broker.node.node_id, requests, incremental=False)
-    if request.validate_only or not altered:
-        ctx.respond(_response(request, outcomes))
-        return
-
-    async def save() -> AlterConfigsResponse:
-        saved = await save_altered(broker.topics, broker.replicas.apply_configs, altered, outcomes)
-        return _response(request, saved)
-
-    ctx.respond_later(save(), lambda error: _error_response(request, ctx.api_version, error))
+    serve_alter_configs(broker, ctx, requests, incremental=False, validate_only=request.validate_only,
+                        response=lambda outcomes: _response(request, outcomes))

@@ -20,7 +20,7 @@ from groupcoord.protocol.messages.incremental_alter_configs import (
     IncrementalAlterConfigsResponse,
 )
 from groupcoord.server.broker import Broker
-from groupcoord.server.config_resources import AlterRequest, Outcome, plan_alter, save_altered
+from groupcoord.server.config_resources import AlterRequest, Outcome, serve_alter_configs
 from groupcoord.server.registry import RequestContext, handler
 
 
@@ -44,13 +44,5 @@ def incremental_alter_configs(broker: Broker, request: IncrementalAlterConfigsRe
         AlterRequest(r.resource_type, r.resource_name, [(c.name, c.config_operation, c.value) for c in r.configs])
         for r in request.resources
     ]
-    outcomes, altered = plan_alter(broker.topics, broker.config, broker.node.node_id, requests, incremental=True)
-    if request.validate_only or not altered:
-        ctx.respond(_response(request, outcomes))
-        return
-
-    async def save() -> IncrementalAlterConfigsResponse:
-        saved = await save_altered(broker.topics, broker.replicas.apply_configs, altered, outcomes)
-        return _response(request, saved)
-
-    ctx.respond_later(save(), lambda error: _error_response(request, ctx.api_version, error))
+    serve_alter_configs(broker, ctx, requests, incremental=True, validate_only=request.validate_only,
+                        response=lambda outcomes: _response(request, outcomes))
