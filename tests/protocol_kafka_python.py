@@ -18,7 +18,9 @@ KAFKA_PYTHON_MODULES = (
     "kafka.protocol.consumer.fetch",
     "kafka.protocol.consumer.offsets",
     "kafka.protocol.admin.groups",
+    "kafka.protocol.admin.configs",
     "kafka.protocol.admin.topics",
+    "kafka.protocol.admin.cluster",
     "kafka.protocol.producer.produce",
     "kafka.protocol.producer.transaction",
 )
@@ -44,6 +46,7 @@ def kafka_python_versions(kp_cls: Any) -> range:
 RENAMED = {
     ("MetadataResponse", "cluster_authorized_operations"): "authorized_operations",
     ("MetadataResponseTopic", "topic_authorized_operations"): "authorized_operations",
+    ("DescribeClusterResponse", "cluster_authorized_operations"): "authorized_operations",
 }
 BITFIELDS = {*RENAMED, ("DescribedGroup", "authorized_operations")}
 OMITTED = -(2**31)

@@ -93,7 +93,7 @@ async def settle(manager: LogManager) -> None:
     """Let the delayed removals due now run."""
     for _ in range(50):
         await asyncio.sleep(0.01)
-        if manager.deleter is None or not manager.deleter.pending:
+        if manager.segment_deleter is None or not manager.segment_deleter.pending:
             return
 
 

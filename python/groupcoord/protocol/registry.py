@@ -10,12 +10,32 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from groupcoord.protocol.message import Request, Response
+from groupcoord.protocol.messages.alter_configs import AlterConfigsRequest, AlterConfigsResponse
 from groupcoord.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from groupcoord.protocol.messages.create_partitions import (
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
+)
+from groupcoord.protocol.messages.create_topics import CreateTopicsRequest, CreateTopicsResponse
 from groupcoord.protocol.messages.delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
 from groupcoord.protocol.messages.delete_records import DeleteRecordsRequest, DeleteRecordsResponse
+from groupcoord.protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
+from groupcoord.protocol.messages.describe_cluster import (
+    DescribeClusterRequest,
+    DescribeClusterResponse,
+)
+from groupcoord.protocol.messages.describe_configs import (
+    DescribeConfigsRequest,
+    DescribeConfigsResponse,
+)
 from groupcoord.protocol.messages.describe_groups import (
     DescribeGroupsRequest,
     DescribeGroupsResponse,
+)
+from groupcoord.protocol.messages.describe_log_dirs import (
+    DescribeLogDirsRequest,
+    DescribeLogDirsResponse,
 )
 from groupcoord.protocol.messages.fetch import FetchRequest, FetchResponse
 from groupcoord.protocol.messages.find_coordinator import (
@@ -23,6 +43,10 @@ from groupcoord.protocol.messages.find_coordinator import (
     FindCoordinatorResponse,
 )
 from groupcoord.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
+from groupcoord.protocol.messages.incremental_alter_configs import (
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+)
 from groupcoord.protocol.messages.init_producer_id import (
     InitProducerIdRequest,
     InitProducerIdResponse,
@@ -41,7 +65,6 @@ from groupcoord.protocol.messages.offset_for_leader_epoch import (
 )
 from groupcoord.protocol.messages.produce import ProduceRequest, ProduceResponse
 from groupcoord.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
-from groupcoord.protocol.message import Request, Response
 from groupcoord.protocol.schema import VersionRange, in_range
 
 
@@ -99,13 +122,21 @@ APIS: Mapping[int, Api] = MappingProxyType(
                 _api(LeaveGroupRequest, LeaveGroupResponse),
                 _api(SyncGroupRequest, SyncGroupResponse),
                 _api(DescribeGroupsRequest, DescribeGroupsResponse),
+                _api(DescribeConfigsRequest, DescribeConfigsResponse),
+                _api(AlterConfigsRequest, AlterConfigsResponse),
+                _api(IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse),
                 _api(ListGroupsRequest, ListGroupsResponse),
                 _api(ApiVersionsRequest, ApiVersionsResponse),
+                _api(CreateTopicsRequest, CreateTopicsResponse),
+                _api(DeleteTopicsRequest, DeleteTopicsResponse),
                 _api(DeleteRecordsRequest, DeleteRecordsResponse),
                 _api(InitProducerIdRequest, InitProducerIdResponse),
                 _api(OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
+                _api(DescribeLogDirsRequest, DescribeLogDirsResponse),
+                _api(CreatePartitionsRequest, CreatePartitionsResponse),
                 _api(DeleteGroupsRequest, DeleteGroupsResponse),
                 _api(OffsetDeleteRequest, OffsetDeleteResponse),
+                _api(DescribeClusterRequest, DescribeClusterResponse),
             ),
             key=lambda api: api.key,
         )

@@ -13,6 +13,7 @@ partition number); data topics are opened, appended to and read by
     manager.append(12, Append(records, now), callback)
     for chunk in manager.read(12): ...          # from a worker thread
     await manager.close_partition(12)           # flushes; later appends: NOT_LEADER_OR_FOLLOWER
+    await manager.delete_log(tp, delay_ms)      # closed, renamed TOPIC-N.<id>-delete, removed later
     await manager.close()
 
 A write or fsync that fails takes its partition offline: its appends fail with
@@ -47,6 +48,7 @@ from groupcoord.storage.checkpoint import (
 )
 from groupcoord.storage.cleaner import LogCleaner
 from groupcoord.storage.damage import CLEAN_SHUTDOWN_FILE, RecoveryState
+from groupcoord.storage.deletion import LogDeleter, rename_for_deletion
 from groupcoord.storage.log_config import LogConfig
 from groupcoord.storage.partition import TOPIC, PartitionLog, read_directory
 from groupcoord.storage.retention import (
@@ -101,7 +103,8 @@ class LogManager:
         self.recovery_points = OffsetCheckpoint(self.data_dir / RECOVERY_POINT_FILE)
         self.cleaner_offsets = OffsetCheckpoint(self.data_dir / CLEANER_OFFSET_FILE)
         self.log_start_offsets = OffsetCheckpoint(self.data_dir / LOG_START_OFFSET_FILE)
-        self.deleter: SegmentDeleter | None = None
+        self.segment_deleter: SegmentDeleter | None = None
+        """Closes and removes deleted segments after their delay (from :meth:`start` on)."""
         self._retention: asyncio.Task[None] | None = None
         self.segments_deleted = 0
         """Segments deleted by retention or the log start offset since start (metrics)."""
@@ -110,6 +113,8 @@ class LogManager:
         then every byte of the log was flushed, and damage anywhere in it is no torn write."""
         self._failed_since_start: set[TopicPartition] = set()
         """Partitions whose log failed in this process: no longer known flushed."""
+        self.deleter = LogDeleter()
+        """Removes the directories of deleted partitions after their delay."""
 
     def partition_dir(self, partition: int) -> Path:
         return self.log_dir(TopicPartition(TOPIC, partition))
@@ -119,10 +124,13 @@ class LogManager:
 
     # --- lifecycle ---------------------------------------------------------------------------
 
-    async def start(self) -> None:
-        """Start the writer thread (and the cleaner, with log.cleaner.enable) on this loop."""
+    async def start(self, file_delete_delay_ms: int = 0) -> None:
+        """Start the writer thread (and the cleaner, with log.cleaner.enable) on this loop;
+        the directories an earlier run renamed for deletion are removed after
+        ``file_delete_delay_ms``."""
         if self._writer is not None:
             raise RuntimeError("log manager already started")
+        self.deleter.start(self.data_dir, file_delete_delay_ms)
         # From now on a crash leaves partitions unflushed: the marker is written again only
         # by a clean close.
         marker = self.data_dir / CLEAN_SHUTDOWN_FILE
@@ -134,7 +142,7 @@ class LogManager:
             on_offline=self._partition_failed,
         )
         self._writer.start()
-        self.deleter = SegmentDeleter(asyncio.get_running_loop())
+        self.segment_deleter = SegmentDeleter(asyncio.get_running_loop())
         if self.config.log_cleaner_enable:
             self.cleaner = LogCleaner(
                 self.config, logs=lambda: [log for log in self._logs.values() if log.settings.compact],
@@ -154,6 +162,7 @@ class LogManager:
             self._retention.cancel()
             await asyncio.gather(self._retention, return_exceptions=True)
             self._retention = None
+        await self.deleter.close()
         if self.cleaner is not None:
             await asyncio.to_thread(self.cleaner.stop)
             self.cleaner = None
@@ -162,12 +171,12 @@ class LogManager:
             await asyncio.to_thread(self._writer.stop)
             self._writer.cancel_timeouts()
             self._writer = None
-        if self.deleter is not None:
-            await self.deleter.close()
-            self.deleter = None
             if not self.failed_closes and not self._failed_since_start:
                 (self.data_dir / CLEAN_SHUTDOWN_FILE).touch()
                 fsync_directory(self.data_dir)
+        if self.segment_deleter is not None:
+            await self.segment_deleter.close()
+            self.segment_deleter = None
 
     # --- partitions --------------------------------------------------------------------------
 
@@ -181,6 +190,10 @@ class LogManager:
     def log(self, tp: TopicPartition) -> PartitionLog | None:
         """The open log of ``tp``, or None."""
         return self._logs.get(tp)
+
+    def open_logs(self) -> set[TopicPartition]:
+        """Every open partition, of ``__consumer_offsets`` and of data topics."""
+        return set(self._logs)
 
     def add_failure_listener(self, listener: Callable[[int], object]) -> None:
         """Call ``listener(partition)`` on the loop when an open partition goes offline (a
@@ -356,6 +369,28 @@ class LogManager:
         if closing is not None:
             await asyncio.gather(asyncio.shield(closing), return_exceptions=True)
 
+    async def delete_log(self, tp: TopicPartition, delay_ms: int) -> None:
+        """Delete ``tp``'s log (its topic was deleted): close it as :meth:`close_log` does,
+        rename its directory for deletion (:mod:`groupcoord.storage.deletion`) and forget its
+        checkpoints, so that the partition opens empty if its topic is created again; the
+        renamed directory is removed after ``delay_ms``. A partition that is not open
+        (offline, or left over by a run that stopped mid-deletion) is renamed as well."""
+        await self.close_log(tp)
+        renamed = await asyncio.to_thread(self._rename_for_deletion, tp)
+        self._partition_dir_identities.pop(tp, None)
+        self._failed_since_start.discard(tp)
+        self._fsync_failed.discard(tp)
+        if renamed is not None:
+            logger.info("Renamed %s-%d's log to %s for deletion", tp.topic, tp.partition, renamed.name)
+            self.deleter.schedule(renamed, delay_ms)
+
+    def _rename_for_deletion(self, tp: TopicPartition) -> Path | None:
+        renamed = rename_for_deletion(self.log_dir(tp), tp.topic, tp.partition)
+        self.recovery_points.update(tp.partition, None, tp.topic)
+        self.cleaner_offsets.update(tp.partition, None, tp.topic)
+        self.log_start_offsets.update(tp.partition, None, tp.topic)
+        return renamed
+
     def _track_close(self, tp: TopicPartition, closing: asyncio.Task[None]) -> None:
         """Closes run to the end even if their caller is cancelled; opening the partition
         again waits for them."""
@@ -477,8 +512,8 @@ class LogManager:
     def _discard_segments(self, log: PartitionLog, segments: list[LogSegment], paths: list[Path]) -> None:
         """Segments out of ``log`` (deleted, or replaced by the cleaner), their files renamed
         ``paths``: closed and removed after ``file.delete.delay.ms``."""
-        if self.deleter is not None:
-            self.deleter.schedule(segments, paths, log.settings.file_delete_delay_ms)
+        if self.segment_deleter is not None:
+            self.segment_deleter.schedule(segments, paths, log.settings.file_delete_delay_ms)
             return
         for segment in segments:
             segment.close()
