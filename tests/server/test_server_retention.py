@@ -1,8 +1,9 @@
 """Retention, DeleteRecords and compaction of data topics on ``groupcoord serve``, with real
-clients: a topic under a short ``retention.ms`` losing its old segments while a consumer keeps
-reading from the log start; DeleteRecords from kafka-python's and confluent-kafka's admin
-clients and Kafka's ``kafka-delete-records`` tool, the log start kept across a restart; a
-compacted topic keeping the latest value per key across a restart and a SIGKILL."""
+clients: a topic under a short ``retention.ms`` (the broker's default) losing its old segments
+while a consumer keeps reading from the log start; DeleteRecords from kafka-python's and
+confluent-kafka's admin clients and Kafka's ``kafka-delete-records`` tool, the log start kept
+across a restart; a compacted topic (created with its own configs) keeping the latest value
+per key across a restart and a SIGKILL."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from groupcoord.protocol.messages.delete_records import (
     DeleteRecordsTopic,
 )
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 from kafka.errors import KafkaError
 from server_process import ServerProcess, wait_for
 from wire_support import connect, exchange
@@ -37,12 +39,12 @@ RETENTION_SETTINGS = {
     "log.roll.ms": "10000",
     "log.segment.delete.delay.ms": "0",
 }
-COMPACT_SETTINGS = {
-    "log.cleanup.policy": "compact",
-    "log.roll.ms": "1000",
-    "log.cleaner.backoff.ms": "100",
-    "log.cleaner.min.cleanable.ratio": "0.01",
+COMPACTED_TOPIC_CONFIGS = {
+    "cleanup.policy": "compact",
+    "segment.ms": "1000",
+    "min.cleanable.dirty.ratio": "0.01",
 }
+"""The compacted topic's own configs, given to CreateTopics."""
 
 
 @pytest.fixture(scope="module")
@@ -107,6 +109,22 @@ def test_old_segments_go_while_a_consumer_keeps_reading_from_the_log_start(serve
     jump = read.index(50)
     assert read[:jump] == list(range(jump)) and jump >= 10
     assert read[jump:] == list(range(50, 100))
+
+
+def test_a_retention_ms_changed_at_run_time_applies_at_the_next_check(server: ServerProcess) -> None:
+    admin = KafkaAdminClient(bootstrap_servers=server.bootstrap)
+    try:
+        admin.create_topics([NewTopic("kept", 1, 1, topic_configs={"retention.ms": "-1"})])
+        produce(server.bootstrap, "kept", [b"k-%d" % i for i in range(10)],
+                timestamp_ms=int(time.time() * 1000) - 3_600_000)
+        time.sleep(1)  # five retention checks: the topic's own retention.ms keeps everything
+        assert log_start(server.bootstrap, "kept") == 0
+        admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "kept", configs={"retention.ms": "60000"})])
+        # The active segment goes too: rolled first, the log start is then the log end.
+        wait_for(lambda: log_start(server.bootstrap, "kept") == 10, 20, "the new retention.ms to apply")
+        assert segment_bases(server, "kept") == [10]
+    finally:
+        admin.close()
 
 
 def test_delete_records_from_the_admin_clients_moves_the_log_start_durably(server: ServerProcess) -> None:
@@ -219,11 +237,16 @@ def latest_per_key(records: list[tuple[int, bytes, bytes | None]]) -> dict[bytes
 def test_a_compacted_topic_keeps_the_latest_value_per_key_across_restart_and_sigkill(
     tmp_path: Path,
 ) -> None:
-    server = ServerProcess(tmp_path / "data", topics=["keyed:1"], settings=COMPACT_SETTINGS).start()
+    server = ServerProcess(tmp_path / "data", settings={"log.cleaner.backoff.ms": "100"}).start()
     try:
+        admin = KafkaAdminClient(bootstrap_servers=server.bootstrap)
+        try:
+            admin.create_topics([NewTopic("keyed", 1, 1, topic_configs=COMPACTED_TOPIC_CONFIGS)])
+        finally:
+            admin.close()
         start = int(time.time() * 1000)
         # Ten rounds of the same ten keys, each round a segment of its own (its timestamps 2 s
-        # past the round before, log.roll.ms is 1 s); key-9 deleted in round 8.
+        # past the round before, the topic's segment.ms is 1 s); key-9 deleted in round 8.
         for round_ in range(10):
             keys = [b"key-%d" % k for k in range(10)]
             values: list[bytes] = [b"round-%d" % round_] * 10
