@@ -125,6 +125,17 @@ def test_aborted_transactions_go_and_idempotent_batches_are_cleaned_at_once(tmp_
     assert [r.value for r in k.records()] == [b"committed", b"second"]
 
 
+def test_an_active_producers_last_batch_stays_empty_for_its_sequence(tmp_path: Path) -> None:
+    k = Keyed(tmp_path)
+    k.append([(b"a", b"from producer 9")], producer_id=9, producer_epoch=3, base_sequence=41)
+    k.append([(b"a", b"without a producer")])
+    k.clean()
+    assert [r.value for r in k.records()] == [b"without a producer"]
+    batches = [b for s in k.log.segments for b in codec.read_segment(s.path)]
+    kept = [(b.producer_id, b.producer_epoch, b.base_sequence, b.base_offset, len(b.records)) for b in batches]
+    assert kept == [(9, 3, 41, 0, 0), (-1, -1, 0, 1, 1)]
+
+
 # --- SIGKILL mid-cleaning -------------------------------------------------------------------
 
 CHILD = Path(__file__).with_name("data_compaction_crash_child.py")

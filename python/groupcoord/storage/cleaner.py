@@ -41,7 +41,9 @@ What a cleaning pass of one partition does (Kafka's ``LogCleaner`` and ``Cleaner
   ``log.cleaner.delete.retention.ms``), and the first pass after the horizon drops it.
   A transaction marker goes the same way once none of its transaction's records remain.
 * A batch keeps its base and last offset, producer fields and compression; one whose records
-  all remain (and needs no horizon) is copied byte for byte. If the last batch of a group is
+  all remain (and needs no horizon) is copied byte for byte. An active producer's last batch
+  (a log with producer state: data topics) stays, empty if none of its records do, as Kafka
+  keeps it for the producer's epoch and sequence. If the last batch of a group is
   dropped entirely, an empty batch (as Kafka leaves for a producer's last batch) keeps the
   group's last offset, so the cleaned segment always ends where the group ended.
 
@@ -152,6 +154,8 @@ class _Transactions:
     first_open_offset: int | None = None
     idempotent: list[tuple[int, int]] = field(default_factory=list)
     """The non-transactional ones among them, in log order."""
+    last_batches: dict[int, int] = field(default_factory=dict)
+    """The last offset of each active producer's last batch (a log with producer state)."""
 
     def uncommitted(self, batch: codec.RecordBatch) -> bool:
         """Whether ``batch`` waits for a marker and no COMMIT has ended it (yet)."""
@@ -376,6 +380,12 @@ class LogCleaner:
     ) -> _Transactions:
         rules = rules_of(log)
         found = _Transactions(rules)
+        if log.producer_state is not None:
+            found.last_batches = {
+                producer_id: entry.last_data_offset
+                for producer_id, entry in log.producer_state.active_producers().items()
+                if entry.last_data_offset >= 0
+            }
         open_batches: dict[int, list[tuple[int, bool]]] = {}
         for segment, size in zip(segments, sizes):
             for position, data in self._chunks(log, segment, size):
@@ -576,6 +586,10 @@ class LogCleaner:
                             kept.append(record)
                         result.records_removed += len(batch.records) - len(kept)
                         if not kept:
+                            if transactions.last_batches.get(batch.producer_id) == batch.last_offset:
+                                # Kafka's RETAIN_EMPTY: an active producer's last batch stays,
+                                # empty, for its epoch and sequence.
+                                write(_rewrite(batch, [], None), batch.last_offset)
                             continue
                         if rules.pending(batch.producer_id, batch.is_transactional):
                             retained_in_transaction[batch.producer_id] = True
