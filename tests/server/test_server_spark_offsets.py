@@ -1,13 +1,14 @@
 """The ``consumer_offsets`` Spark source reading ``__consumer_offsets`` from a live cluster
 (``kafka.bootstrap.servers``): from ``groupcoord serve`` and from Apache Kafka 4.3.1, each read
 matching, row for row and in both views, the file-based read of that cluster's log directory
-copied once the commits are in. One Spark session (the suite's) and one start of each
-server.
+copied once the commits are in; and the report job's lag from the live cluster. One Spark
+session (the suite's) and one start of each server.
 """
 
 from __future__ import annotations
 
 import shutil
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +23,8 @@ from server_process import ServerProcess, wait_for
 from groupcoord.spark.cluster import ClusterError, parse_bootstrap, plan_partitions
 
 pytestmark = pytest.mark.timeout(600)
+
+sys.path.append(str(Path(__file__).resolve().parents[2] / "spark"))
 
 TOPIC = "orders"
 PARTITIONS = 3
@@ -139,6 +142,31 @@ def test_live_groupcoord_matches_its_data_dir(spark: Any, groupcoord_server: Ser
     history = check_live_matches_files(spark, bootstrap, copy)
     check_workload(history)
     assert sum(end - start for _, start, end in planned) == len(history)
+
+
+def test_report_lag_from_the_live_cluster(spark: Any, groupcoord_server: ServerProcess) -> None:
+    """The report job's lag, its log end offsets from the cluster (ListOffsets, latest and by
+    timestamp); its tables and plots are the file-based test's (tests/test_offsets_report.py)."""
+    import offsets_report
+
+    from groupcoord.spark import log_ends
+
+    def read(view: str) -> Any:
+        return (spark.read.format("consumer_offsets").option("view", view)
+                .option("kafka.bootstrap.servers", groupcoord_server.bootstrap).load())
+
+    lagging = offsets_report.lag_over_time(
+        spark, read("history").cache(),
+        lambda partitions, times: log_ends.from_cluster(groupcoord_server.bootstrap, partitions, times))
+    assert lagging is not None
+    lag, ends_now = lagging
+    current = {r["group"]: r["lag"] for r in offsets_report.current_lag(read("compacted"), ends_now).collect()}
+    expected = {group: sum(RECORDS - (20 + p + n) for p in range(PARTITIONS)) for n, group in enumerate(GROUPS)}
+    assert current == {**expected, "live-member": PARTITIONS * (RECORDS - 5)}
+    rows = lag.collect()
+    assert rows and {r["log_end_offset"] for r in rows} == {RECORDS}, "every record was produced before the commits"
+    assert all(r["lag"] == RECORDS - r["committed_offset"] for r in rows)
+    assert {r["group"] for r in rows} == set(current)
 
 
 def test_live_read_of_a_node_without_every_partition_fails_naming_them(groupcoord_server: ServerProcess) -> None:
