@@ -6,7 +6,7 @@ directory (one disk): ``groupcoord serve`` and Kafka (benches/kafka_broker.py: o
 ``kafka-server-start.sh``'s JVM options). Durability is the same on both: Kafka's flush
 default, ``log.flush.interval.messages`` at its largest (nothing is fsynced before an append is
 acknowledged; the kernel writes the page cache back), set explicitly on both and recorded with
-every result; groupcoord's data topics always have it (``LogConfig.data_topic``), the setting
+every result; groupcoord's data topics have it by default (``flush.messages``), the setting
 reaching only its ``__consumer_offsets``. Every topic has one partition; groupcoord creates them from ``--topic``, Kafka
 from a Metadata request (``auto.create.topics.enable``, ``num.partitions=1``).
 

@@ -18,6 +18,9 @@ KAFKA_PYTHON_MODULES = (
     "kafka.protocol.consumer.fetch",
     "kafka.protocol.consumer.offsets",
     "kafka.protocol.admin.groups",
+    "kafka.protocol.admin.configs",
+    "kafka.protocol.admin.topics",
+    "kafka.protocol.admin.cluster",
     "kafka.protocol.producer.produce",
     "kafka.protocol.producer.transaction",
 )

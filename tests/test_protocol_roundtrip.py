@@ -85,7 +85,10 @@ def test_registry_lists_the_issue_apis_and_ranges() -> None:
         18: ("ApiVersions", 0, 4),
         22: ("InitProducerId", 0, 5),
         23: ("OffsetForLeaderEpoch", 0, 4),
+        32: ("DescribeConfigs", 1, 4),
+        33: ("AlterConfigs", 0, 2),
         42: ("DeleteGroups", 0, 2),
+        44: ("IncrementalAlterConfigs", 0, 1),
         47: ("OffsetDelete", 0, 0),
     }
     flexible_from = {
@@ -110,5 +113,8 @@ def test_registry_lists_the_issue_apis_and_ranges() -> None:
         18: 3,
         22: 2,
         23: 4,
+        32: 4,
+        33: 2,
         42: 2,
+        44: 1,
     }

@@ -14,6 +14,7 @@ from groupcoord.storage import PartitionLog
 from groupcoord.storage.index import TimeIndex
 from groupcoord.storage.log_config import NEVER, LogConfig
 from groupcoord.storage.segment import walk_batches
+from groupcoord.storage.topic_config import topic_log_config
 
 
 def config(**overrides: object) -> Config:
@@ -21,7 +22,7 @@ def config(**overrides: object) -> Config:
 
 
 def settings(segment_bytes: int = 1 << 30, index_interval_bytes: int = 4096) -> LogConfig:
-    base = LogConfig.data_topic(config())
+    base = topic_log_config(config(), {})
     return LogConfig(
         segment_bytes=segment_bytes, segment_ms=base.segment_ms,
         index_interval_bytes=index_interval_bytes, flush=base.flush,
@@ -41,14 +42,14 @@ def produce(log: PartitionLog, count: int, timestamp: int, size: int = 100) -> b
 
 
 def test_data_topics_take_kafkas_defaults_and_offsets_keeps_its_own() -> None:
-    data = LogConfig.data_topic(config())
+    data = topic_log_config(config(), {})
     offsets = LogConfig.offsets_topic(config())
     assert data.segment_bytes == 1 << 30
     assert data.flush.interval_messages == NEVER and data.flush.interval_ms == -1
     assert not data.flush.flush_due(10**9, 10**9)
     assert offsets.flush.interval_messages == 1 and offsets.compact and not data.compact
     assert offsets.segment_bytes == config().offsets_topic_segment_bytes
-    assert LogConfig.data_topic(config(**{"log.message.timestamp.type": "LogAppendTime"})).log_append_time
+    assert topic_log_config(config(**{"log.message.timestamp.type": "LogAppendTime"}), {}).log_append_time
     with pytest.raises(ValueError):
         config(**{"log.message.timestamp.type": "Sometimes"})
 

@@ -39,6 +39,8 @@ def attribute_name(kafka_name: str) -> str:
 
 
 def _parse(definition: ConfigDef, raw: Any) -> Any:
+    if raw is None and definition.default is None:
+        return None
     if isinstance(raw, str):
         text = raw.strip()
         if definition.type is bool:
@@ -180,6 +182,52 @@ class Config:
         "log.flush.interval.messages.",
         at_least=-1,
     )
+    log_retention_ms: int | None = setting(
+        None,
+        "How long a data topic keeps a segment after its newest record (retention.ms's default); "
+        "-1 keeps data forever. Unset: log.retention.minutes, else log.retention.hours.",
+    )
+    log_retention_minutes: int | None = setting(
+        None,
+        "log.retention.ms in minutes, when that is unset.",
+    )
+    log_retention_hours: int = setting(
+        168,
+        "log.retention.ms in hours, when neither it nor log.retention.minutes is set.",
+    )
+    log_retention_bytes: int = setting(
+        -1,
+        "The most bytes a data topic's partition keeps before its oldest segments are deleted "
+        "(retention.bytes's default); -1: no limit.",
+        at_least=-1,
+    )
+    log_retention_check_interval_ms: int = setting(
+        300_000,
+        "How often the partitions of data topics are checked for segments to delete.",
+        at_least=1,
+    )
+    log_segment_delete_delay_ms: int = setting(
+        60_000,
+        "How long a deleted segment's files are kept (renamed .deleted) before they are removed "
+        "(file.delete.delay.ms's default).",
+        at_least=0,
+    )
+    log_cleanup_policy: str = setting(
+        "delete",
+        "Data topics' cleanup.policy default: delete, compact, or both (comma-separated).",
+    )
+    log_cleaner_min_compaction_lag_ms: int = setting(
+        0,
+        "How old a record must be before the cleaner may compact it away "
+        "(min.compaction.lag.ms's default).",
+        at_least=0,
+    )
+    log_cleaner_max_compaction_lag_ms: int = setting(
+        9_223_372_036_854_775_807,
+        "How long a record may stay uncompacted before its log is cleaned whatever its dirty "
+        "ratio (max.compaction.lag.ms's default).",
+        at_least=1,
+    )
     log_cleaner_delete_retention_ms: int = setting(
         86_400_000,
         "How long the cleaner keeps tombstones.",
@@ -266,7 +314,7 @@ class Config:
         from properties is."""
         for definition in CONFIG_DEFS:
             value = getattr(self, attribute_name(definition.name))
-            if definition.at_least is not None and value < definition.at_least:
+            if definition.at_least is not None and value is not None and value < definition.at_least:
                 raise ValueError(f"{definition.name} must be at least {definition.at_least}, not {value}")
         self.validate()
 
@@ -278,6 +326,17 @@ class Config:
     def segment_roll_ms(self) -> int:
         """How long a segment fills before it is rolled: log.roll.ms, else log.roll.hours."""
         return self.log_roll_ms if self.log_roll_ms != -1 else self.log_roll_hours * 3_600_000
+
+    @property
+    def retention_ms(self) -> int:
+        """Kafka's ``log.retention.ms`` over ``.minutes`` over ``.hours``; -1 for any negative."""
+        if self.log_retention_ms is not None:
+            millis = self.log_retention_ms
+        elif self.log_retention_minutes is not None:
+            millis = self.log_retention_minutes * 60_000
+        else:
+            millis = self.log_retention_hours * 3_600_000
+        return -1 if millis < 0 else millis
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, Any]) -> Config:
@@ -307,6 +366,9 @@ class Config:
             raise ValueError("log.roll.ms must be at least 1, or -1 to use log.roll.hours")
         if self.log_message_timestamp_type not in ("CreateTime", "LogAppendTime"):
             raise ValueError("log.message.timestamp.type must be CreateTime or LogAppendTime")
+        policies = {p.strip() for p in self.log_cleanup_policy.split(",")}
+        if not policies or not policies <= {"delete", "compact"}:
+            raise ValueError(f"log.cleanup.policy must be delete, compact or both, not {self.log_cleanup_policy!r}")
         self.owned_partitions()
         self.advertised_address()
 
@@ -366,7 +428,7 @@ def read_properties(path: str | Path) -> dict[str, str]:
     return properties
 
 
-_TYPES = {"int": int, "float": float, "bool": bool, "str": str}
+_TYPES = {"int": int, "int | None": int, "float": float, "bool": bool, "str": str}
 
 CONFIG_DEFS: tuple[ConfigDef, ...] = tuple(
     ConfigDef(f.name.replace("_", "."), _TYPES[str(f.type)], f.default, f.metadata["doc"], f.metadata["at_least"])

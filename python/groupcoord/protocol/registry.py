@@ -10,8 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from groupcoord.protocol.message import Request, Response
+from groupcoord.protocol.messages.alter_configs import AlterConfigsRequest, AlterConfigsResponse
 from groupcoord.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
 from groupcoord.protocol.messages.delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
+from groupcoord.protocol.messages.describe_configs import (
+    DescribeConfigsRequest,
+    DescribeConfigsResponse,
+)
 from groupcoord.protocol.messages.describe_groups import (
     DescribeGroupsRequest,
     DescribeGroupsResponse,
@@ -22,6 +28,10 @@ from groupcoord.protocol.messages.find_coordinator import (
     FindCoordinatorResponse,
 )
 from groupcoord.protocol.messages.heartbeat import HeartbeatRequest, HeartbeatResponse
+from groupcoord.protocol.messages.incremental_alter_configs import (
+    IncrementalAlterConfigsRequest,
+    IncrementalAlterConfigsResponse,
+)
 from groupcoord.protocol.messages.init_producer_id import (
     InitProducerIdRequest,
     InitProducerIdResponse,
@@ -40,7 +50,6 @@ from groupcoord.protocol.messages.offset_for_leader_epoch import (
 )
 from groupcoord.protocol.messages.produce import ProduceRequest, ProduceResponse
 from groupcoord.protocol.messages.sync_group import SyncGroupRequest, SyncGroupResponse
-from groupcoord.protocol.message import Request, Response
 from groupcoord.protocol.schema import VersionRange, in_range
 
 
@@ -98,6 +107,9 @@ APIS: Mapping[int, Api] = MappingProxyType(
                 _api(LeaveGroupRequest, LeaveGroupResponse),
                 _api(SyncGroupRequest, SyncGroupResponse),
                 _api(DescribeGroupsRequest, DescribeGroupsResponse),
+                _api(DescribeConfigsRequest, DescribeConfigsResponse),
+                _api(AlterConfigsRequest, AlterConfigsResponse),
+                _api(IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse),
                 _api(ListGroupsRequest, ListGroupsResponse),
                 _api(ApiVersionsRequest, ApiVersionsResponse),
                 _api(InitProducerIdRequest, InitProducerIdResponse),

@@ -22,7 +22,9 @@ A handler answers through ``ctx.respond``, exactly once: at once, or later from 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from types import MappingProxyType
@@ -37,6 +39,11 @@ if TYPE_CHECKING:
     from groupcoord.server.broker import Broker
 
 R = TypeVar("R", bound=Request)
+
+log = logging.getLogger("groupcoord.server")
+
+_answering: set[asyncio.Future[None]] = set()
+"""Answers being worked out off the request path (held so the tasks are not collected)."""
 
 
 class CloseConnection:
@@ -77,6 +84,22 @@ class RequestContext:
     def respond(self, response: Response | None) -> None:
         """Answer the request; None sends nothing (Produce with acks=0 expects no answer)."""
         self._answer(self, response)
+
+    def respond_later(self, answer: Awaitable[Response], failed: Callable[[Errors], Response]) -> None:
+        """Answer with what ``answer`` gives once done (a change saved durably, off the event
+        loop); if it raises, with ``failed(UNKNOWN_SERVER_ERROR)``, logged."""
+
+        async def run() -> None:
+            try:
+                response = await answer
+            except Exception:
+                log.exception("%s v%d failed; answering UNKNOWN_SERVER_ERROR", self.api_name, self.api_version)
+                response = failed(Errors.UNKNOWN_SERVER_ERROR)
+            self.respond(response)
+
+        task = asyncio.ensure_future(run())
+        _answering.add(task)
+        task.add_done_callback(_answering.discard)
 
     def close_connection(self) -> None:
         """Answer by closing the connection (Kafka's ``closeConnection``: a failed Produce

@@ -33,8 +33,10 @@ from groupcoord.format import codec
 from groupcoord.log import AppendError, BatchAppend, TopicPartition
 from groupcoord.server.topics import OFFSETS_TOPIC, Topic, TopicRegistry
 from groupcoord.storage import LogManager, PartitionLog
+from groupcoord.storage.log_config import LogConfig
 from groupcoord.storage.producer_append import BatchOutcome, PendingAppend
 from groupcoord.storage.producer_state import NO_PRODUCER_ID, ProducerBatch
+from groupcoord.storage.topic_config import topic_log_config
 
 __all__ = ["ProduceResult", "ReadResult", "ReplicaManager"]
 
@@ -131,12 +133,26 @@ class ReplicaManager:
         """Open the partitions of ``topic``. One that cannot be opened (damaged by the
         corruption policy's rules, or a failing disk) stays offline, logged: its requests get
         KAFKA_STORAGE_ERROR, and the other partitions serve."""
+        settings = topic_log_config(self.config, topic.configs)
         for partition in range(topic.partitions):
-            await self._open(TopicPartition(topic.name, partition))
+            await self._open(TopicPartition(topic.name, partition), settings)
 
-    async def _open(self, tp: TopicPartition) -> None:
+    def log_config(self, topic: str) -> LogConfig:
+        """The settings of ``topic``'s logs: its config overrides over the broker's defaults."""
+        known = self.topics.get(topic)
+        return topic_log_config(self.config, known.configs if known is not None else {})
+
+    def apply_configs(self, topic: Topic) -> None:
+        """Run ``topic``'s open partitions by its (changed) configs from their next use."""
+        settings = topic_log_config(self.config, topic.configs)
+        for partition in range(topic.partitions):
+            log = self.logs.log(TopicPartition(topic.name, partition))
+            if log is not None:
+                log.settings = settings
+
+    async def _open(self, tp: TopicPartition, settings: LogConfig) -> None:
         try:
-            log = await self.logs.open_log(tp)
+            log = await self.logs.open_log(tp, settings)
         except (OSError, ValueError) as error:  # LogDamagedError is a ValueError
             self.offline[tp] = str(error)
             logger.error("%s-%d is offline: %s", tp.topic, tp.partition, error)
@@ -154,7 +170,7 @@ class ReplicaManager:
             await self.logs.close_log(tp)
             await asyncio.sleep(REOPEN_DELAY_S)
             if self._expiry is not None:  # not closed meanwhile
-                await self._open(tp)
+                await self._open(tp, self.log_config(tp.topic))
 
         task = asyncio.ensure_future(reopen())
         self._reopening.add(task)

@@ -1,6 +1,7 @@
 """The topics this node serves, persisted in the data directory.
 
-A topic is a name, a partition count and a topic id; each partition's data is a log of the
+A topic is a name, a partition count, a topic id and its config overrides (``retention.ms``
+and the rest, :mod:`groupcoord.storage.topic_config`); each partition's data is a log of the
 storage engine (opened by :class:`~groupcoord.server.replica_manager.ReplicaManager`). Topics
 come from ``--topic name:partitions`` and, as
 with Kafka's ``auto.create.topics.enable``, from Metadata requests naming unknown topics
@@ -24,8 +25,8 @@ import logging
 import os
 import re
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,8 @@ class Topic:
     name: str
     partitions: int
     topic_id: uuid.UUID
+    configs: Mapping[str, str] = field(default_factory=dict, hash=False)
+    """The topic's config overrides, as clients set them (the rest are the broker's defaults)."""
 
 
 def topic_name_error(name: str) -> str | None:
@@ -100,6 +103,8 @@ class TopicRegistry:
         self._by_id: dict[uuid.UUID, Topic] = {}
         self._creating: dict[str, Topic] = {}
         self._saving: asyncio.Task[None] | None = None
+        self._save_lock = asyncio.Lock()
+        """Held while a changed file is saved, so that saves land in the order they were made."""
         self.cluster_id = ""
         self.before_create: Callable[[Topic], Awaitable[None]] | None = None
         """Awaited for each topic a Metadata request creates, before it exists for clients
@@ -117,8 +122,9 @@ class TopicRegistry:
             data = json.loads(self.path.read_text())
             self.cluster_id = str(data["cluster_id"])
             for entry in data["topics"]:
+                configs = {str(k): str(v) for k, v in dict(entry.get("configs", {})).items()}
                 self._add(Topic(str(entry["name"]), int(entry["partitions"]),
-                                uuid.UUID(entry["topic_id"])))
+                                uuid.UUID(entry["topic_id"]), configs))
             if data.get("offsets_topic_partitions") is not None:
                 self.offsets_topic_partitions = int(data["offsets_topic_partitions"])
                 if self.offsets_topic_partitions < 1:
@@ -131,7 +137,8 @@ class TopicRegistry:
             "cluster_id": self.cluster_id,
             "offsets_topic_partitions": self.offsets_topic_partitions,
             "topics": [
-                {"name": t.name, "partitions": t.partitions, "topic_id": str(t.topic_id)}
+                {"name": t.name, "partitions": t.partitions, "topic_id": str(t.topic_id),
+                 "configs": dict(t.configs)}
                 for t in topics
             ],
         }
@@ -141,8 +148,42 @@ class TopicRegistry:
         save_json(self.path, data)
 
     def _add(self, topic: Topic) -> None:
+        replaced = self._by_name.get(topic.name)
+        if replaced is not None:
+            self._by_id.pop(replaced.topic_id, None)
         self._by_name[topic.name] = topic
         self._by_id[topic.topic_id] = topic
+
+    def _remove(self, name: str) -> None:
+        topic = self._by_name.pop(name, None)
+        if topic is not None:
+            self._by_id.pop(topic.topic_id, None)
+
+    async def commit(self, changed: Iterable[Topic] = (), removed: Iterable[str] = ()) -> None:
+        """Save the registry with ``changed`` topics added or replaced (by name) and the
+        ``removed`` names gone, in a worker thread; the change is made in memory once the
+        file holding it is durable. Changes are saved one at a time, in the order asked.
+
+        Raises:
+            OSError: the file could not be saved; nothing changed.
+        """
+        changed = list(changed)
+        removed = set(removed)
+        async with self._save_lock:
+            kept = {t.name: t for t in self if t.name not in removed}
+            kept.update((t.name, t) for t in changed)
+            await asyncio.to_thread(self._save, self._document(kept.values()))
+            for name in removed:
+                self._remove(name)
+            for topic in changed:
+                self._add(topic)
+
+    async def alter_configs(self, name: str, configs: Mapping[str, str]) -> Topic:
+        """Replace topic ``name``'s config overrides with ``configs`` (validated by the
+        caller), durably; the topic as it now is."""
+        topic = replace(self._by_name[name], configs=dict(configs))
+        await self.commit([topic])
+        return topic
 
     def __iter__(self) -> Iterator[Topic]:
         return iter(sorted(self._by_name.values(), key=lambda t: t.name))
@@ -216,7 +257,7 @@ class TopicRegistry:
                 )
             if partitions == existing.partitions:
                 return existing
-            topic = Topic(name, partitions, existing.topic_id)
+            topic = replace(existing, partitions=partitions)
         else:
             topic = Topic(name, partitions, uuid.uuid4())
         self._add(topic)
@@ -243,25 +284,31 @@ class TopicRegistry:
         try:
             while self._creating:
                 created = dict(self._creating)
-                document = self._document([*self, *created.values()])
-                try:
-                    await asyncio.to_thread(self._save, document)
-                except OSError as error:
-                    log.error("Cannot create topics %s: saving %s failed: %s",
-                              sorted(created), self.path, error)
-                else:
-                    for topic in created.values():
-                        if self.before_create is not None:
-                            try:
-                                await self.before_create(topic)
-                            except OSError as error:
-                                log.error("Cannot open the partitions of topic %s: %s", topic.name, error)
-                                continue
-                        self._add(topic)
+                async with self._save_lock:
+                    await self._create(created.values())
                 for name in created:
                     del self._creating[name]
         finally:
             self._saving = None
+
+    async def _create(self, created: Iterable[Topic]) -> None:
+        """Save ``created`` and open their partitions (under the save lock: no other change is
+        saved meanwhile, so the file always holds every topic clients know)."""
+        created = list(created)
+        try:
+            await asyncio.to_thread(self._save, self._document([*self, *created]))
+        except OSError as error:
+            log.error("Cannot create topics %s: saving %s failed: %s",
+                      sorted(t.name for t in created), self.path, error)
+            return
+        for topic in created:
+            if self.before_create is not None:
+                try:
+                    await self.before_create(topic)
+                except OSError as error:
+                    log.error("Cannot open the partitions of topic %s: %s", topic.name, error)
+                    continue
+            self._add(topic)
 
     async def close(self) -> None:
         """Wait for the topics being created to be saved."""

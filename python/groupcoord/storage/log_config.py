@@ -1,6 +1,8 @@
 """The settings one partition's log runs by (Kafka's ``LogConfig``): how it rolls, indexes,
-flushes and validates, taken once from the broker's :class:`~groupcoord.config.Config` for
-``__consumer_offsets`` and for data topics.
+flushes, validates, keeps and compacts its data. ``__consumer_offsets`` takes them from the
+broker's :class:`~groupcoord.config.Config`; a data topic from its topic configs over the
+broker's defaults (:func:`groupcoord.storage.topic_config.topic_log_config`). A log's
+settings are replaced when its topic's configs change: read ``log.settings`` when it is used.
 
 ``__consumer_offsets`` keeps groupcoord's own durability (``log.flush.interval.messages``,
 default 1: fsynced before an append is acknowledged) and rolls at
@@ -17,10 +19,12 @@ from dataclasses import dataclass
 from groupcoord.config import Config
 from groupcoord.storage.flush import FlushPolicy
 
-__all__ = ["LogConfig", "NEVER"]
+__all__ = ["LONG_MAX", "LogConfig", "NEVER"]
 
-NEVER = 2**63 - 1
-"""Kafka's Long.MAX_VALUE, as a flush interval: never by count."""
+LONG_MAX = 2**63 - 1
+"""Kafka's Long.MAX_VALUE."""
+NEVER = LONG_MAX
+"""Long.MAX_VALUE as a flush interval: never by count."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,19 @@ class LogConfig:
     """Keep idempotent producers' state and its ``.snapshot`` files (data topics)."""
     timestamp_before_max_ms: int = NEVER
     timestamp_after_max_ms: int = NEVER
+    delete: bool = False
+    """``cleanup.policy`` includes ``delete``: old segments go by retention (and DeleteRecords)."""
+    retention_ms: int = -1
+    """How long a segment is kept after its largest timestamp; -1: forever."""
+    retention_bytes: int = -1
+    """The most bytes the log keeps; -1: no limit."""
+    delete_retention_ms: int = 86_400_000
+    """How long a tombstone that is the latest of its key is kept once cleaned."""
+    min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = LONG_MAX
+    min_cleanable_ratio: float = 0.5
+    file_delete_delay_ms: int = 60_000
+    """How long deleted segments' files stay renamed ``.deleted`` before they are removed."""
 
     @classmethod
     def offsets_topic(cls, config: Config) -> LogConfig:
@@ -48,18 +65,7 @@ class LogConfig:
             flush=FlushPolicy.from_config(config),
             max_message_bytes=config.message_max_bytes,
             compact=True,
-        )
-
-    @classmethod
-    def data_topic(cls, config: Config) -> LogConfig:
-        return cls(
-            segment_bytes=config.log_segment_bytes,
-            segment_ms=config.segment_roll_ms,
-            index_interval_bytes=config.log_index_interval_bytes,
-            flush=FlushPolicy(interval_messages=NEVER, interval_ms=-1),
-            max_message_bytes=config.message_max_bytes,
-            log_append_time=config.log_message_timestamp_type == "LogAppendTime",
-            producer_state=True,
-            timestamp_before_max_ms=config.log_message_timestamp_before_max_ms,
-            timestamp_after_max_ms=config.log_message_timestamp_after_max_ms,
+            delete_retention_ms=config.log_cleaner_delete_retention_ms,
+            min_cleanable_ratio=config.log_cleaner_min_cleanable_ratio,
+            file_delete_delay_ms=config.log_segment_delete_delay_ms,
         )

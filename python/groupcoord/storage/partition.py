@@ -46,6 +46,7 @@ from groupcoord.storage.segment import (
     remove_segment_files,
     walk_batches,
 )
+from groupcoord.storage.topic_config import topic_log_config
 
 __all__ = [
     "TOPIC",
@@ -232,7 +233,7 @@ class PartitionLog:
         self.segments = segments
         self.config = config
         self.settings = settings or (
-            LogConfig.offsets_topic(config) if self.topic == TOPIC else LogConfig.data_topic(config)
+            LogConfig.offsets_topic(config) if self.topic == TOPIC else topic_log_config(config, {})
         )
         self.on_roll = on_roll
         self.lock = threading.RLock()
@@ -323,7 +324,7 @@ class PartitionLog:
         named = topic_partition_of_directory(directory)
         if settings is None:
             data = named is not None and named[0] != TOPIC
-            settings = LogConfig.data_topic(config) if data else LogConfig.offsets_topic(config)
+            settings = topic_log_config(config, {}) if data else LogConfig.offsets_topic(config)
         interval = settings.index_interval_bytes
         segments: list[LogSegment] = []
         try:

@@ -4,7 +4,8 @@ serves (see :mod:`groupcoord.server.registry`). Importing this package registers
 Served: the group coordinator's APIs at every version Kafka 4 serves for classic groups and
 the older ones the Python clients send; the data plane of one node (Produce, Fetch,
 ListOffsets, OffsetForLeaderEpoch, through :mod:`groupcoord.server.replica_manager`); Metadata;
-and InitProducerId, which gives idempotent producers their ids. Nothing else is advertised.
+InitProducerId, which gives idempotent producers their ids; and topic configs
+(DescribeConfigs, AlterConfigs, IncrementalAlterConfigs). Nothing else is advertised.
 """
 
 from groupcoord.server.handlers import (
@@ -24,7 +25,10 @@ from groupcoord.server.handlers import (
     api_018_api_versions,
     api_022_init_producer_id,
     api_023_offset_for_leader_epoch,
+    api_032_describe_configs,
+    api_033_alter_configs,
     api_042_delete_groups,
+    api_044_incremental_alter_configs,
     api_047_offset_delete,
 )
 
@@ -45,6 +49,9 @@ __all__ = [
     "api_018_api_versions",
     "api_022_init_producer_id",
     "api_023_offset_for_leader_epoch",
+    "api_032_describe_configs",
+    "api_033_alter_configs",
     "api_042_delete_groups",
+    "api_044_incremental_alter_configs",
     "api_047_offset_delete",
 ]
