@@ -8,7 +8,7 @@ partition's offset range is fixed and the read is a snapshot of what was acknowl
 Each partition is then read (:func:`fetch_batches`) with Fetch from its leader, which answers
 the stored batches as they are on its disk (whole batches, never decoded or re-encoded by the
 broker), so they go through the same decoder as segment files do. Any Kafka-protocol cluster
-serves them: Apache Kafka 2.8 or later, and ``groupcoord serve``.
+serves them: Apache Kafka 3.0 or later, and ``groupcoord serve``.
 
 The versions asked for (Metadata v12, ListOffsets v7, Fetch v12) are ones every Kafka broker
 from 3.0 to 4.x serves; Fetch v12 still names topics (v13 takes topic ids).
@@ -263,7 +263,8 @@ def fetch_batches(partition: LivePartition) -> Iterator[bytes]:
     the leader sends them: runs of whole batches, in offset order. A batch that is cut short
     at the end of an answer is asked for again; one whose header makes no sense ends the read
     with those bytes (the decoder reports them as a bad region: no later offset can be known
-    from them)."""
+    from them). Records of the range a log cleaner removed since the read was planned are not
+    there: the read ends at the first batch past the planned end."""
     offset = partition.start
     if offset >= partition.end:
         return
@@ -278,7 +279,9 @@ def fetch_batches(partition: LivePartition) -> Iterator[bytes]:
                 if len(kept) < len(batches):
                     return
                 continue
-            if data and not batches:
+            if batches:  # the rest of the range was cleaned away
+                return
+            if data:
                 yield data
                 return
             raise ClusterError(
