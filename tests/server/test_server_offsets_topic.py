@@ -42,6 +42,8 @@ from groupcoord.protocol.messages.metadata import (
 )
 from groupcoord.protocol.primitives import ZERO_UUID
 
+pytestmark = [pytest.mark.timeout(180), pytest.mark.clients]
+
 OFFSETS = "__consumer_offsets"
 TOPIC = "orders"
 PARTITIONS = int(TEST_SETTINGS["offsets.topic.num.partitions"])

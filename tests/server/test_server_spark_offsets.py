@@ -22,7 +22,7 @@ from server_process import ServerProcess, wait_for
 
 from groupcoord.spark.cluster import ClusterError, parse_bootstrap, plan_partitions
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.timeout(600), pytest.mark.clients]
 
 sys.path.append(str(Path(__file__).resolve().parents[2] / "spark"))
 
