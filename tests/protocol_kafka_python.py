@@ -46,6 +46,7 @@ def kafka_python_versions(kp_cls: Any) -> range:
 RENAMED = {
     ("MetadataResponse", "cluster_authorized_operations"): "authorized_operations",
     ("MetadataResponseTopic", "topic_authorized_operations"): "authorized_operations",
+    ("DescribeClusterResponse", "cluster_authorized_operations"): "authorized_operations",
 }
 BITFIELDS = {*RENAMED, ("DescribedGroup", "authorized_operations")}
 OMITTED = -(2**31)

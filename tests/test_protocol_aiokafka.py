@@ -46,12 +46,19 @@ AIOKAFKA_MISTAKES = {
     ("ListOffsetsRequest", 5),
 }
 
+AIOKAFKA_OTHER_SHAPES = {
+    # Same bytes, another shape: aiokafka nests each topic's count and assignments in a struct
+    # of their own (kafka-python's parity covers these versions).
+    "CreatePartitionsRequest",
+}
+
 SHARED = [
     (cls, version)
     for cls, version in MESSAGE_VERSIONS
     if (cls.api_key, version, issubclass(cls, Request)) in AIOKAFKA
     and not cls.is_flexible(version)
     and (cls.__name__, version) not in AIOKAFKA_MISTAKES
+    and cls.__name__ not in AIOKAFKA_OTHER_SHAPES
 ]
 
 

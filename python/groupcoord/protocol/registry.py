@@ -13,7 +13,17 @@ from types import MappingProxyType
 from groupcoord.protocol.message import Request, Response
 from groupcoord.protocol.messages.alter_configs import AlterConfigsRequest, AlterConfigsResponse
 from groupcoord.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from groupcoord.protocol.messages.create_partitions import (
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
+)
+from groupcoord.protocol.messages.create_topics import CreateTopicsRequest, CreateTopicsResponse
 from groupcoord.protocol.messages.delete_groups import DeleteGroupsRequest, DeleteGroupsResponse
+from groupcoord.protocol.messages.delete_topics import DeleteTopicsRequest, DeleteTopicsResponse
+from groupcoord.protocol.messages.describe_cluster import (
+    DescribeClusterRequest,
+    DescribeClusterResponse,
+)
 from groupcoord.protocol.messages.describe_configs import (
     DescribeConfigsRequest,
     DescribeConfigsResponse,
@@ -21,6 +31,10 @@ from groupcoord.protocol.messages.describe_configs import (
 from groupcoord.protocol.messages.describe_groups import (
     DescribeGroupsRequest,
     DescribeGroupsResponse,
+)
+from groupcoord.protocol.messages.describe_log_dirs import (
+    DescribeLogDirsRequest,
+    DescribeLogDirsResponse,
 )
 from groupcoord.protocol.messages.fetch import FetchRequest, FetchResponse
 from groupcoord.protocol.messages.find_coordinator import (
@@ -112,10 +126,15 @@ APIS: Mapping[int, Api] = MappingProxyType(
                 _api(IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse),
                 _api(ListGroupsRequest, ListGroupsResponse),
                 _api(ApiVersionsRequest, ApiVersionsResponse),
+                _api(CreateTopicsRequest, CreateTopicsResponse),
+                _api(DeleteTopicsRequest, DeleteTopicsResponse),
                 _api(InitProducerIdRequest, InitProducerIdResponse),
                 _api(OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse),
+                _api(DescribeLogDirsRequest, DescribeLogDirsResponse),
+                _api(CreatePartitionsRequest, CreatePartitionsResponse),
                 _api(DeleteGroupsRequest, DeleteGroupsResponse),
                 _api(OffsetDeleteRequest, OffsetDeleteResponse),
+                _api(DescribeClusterRequest, DescribeClusterResponse),
             ),
             key=lambda api: api.key,
         )

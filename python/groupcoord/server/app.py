@@ -115,7 +115,7 @@ class Server:
             self.lock.release()
             raise
         self._log = LogManager(options.data_dir, config)
-        await self._log.start()
+        await self._log.start(config.log_segment_delete_delay_ms)
         self._runtime = CoordinatorRuntime(config, self._log, time=self.time)
         self._fetches = fetches = FetchPurgatory(self.time)
         fetches.start(loop)

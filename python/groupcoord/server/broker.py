@@ -1,5 +1,5 @@
-"""What request handlers see: this node, its topics and their partitions, the coordinator, the
-parked Fetches, the producer ids and the metrics (and what the metrics read: the log
+"""What request handlers see: this node, its topics and their partitions, topic
+administration, the coordinator, the parked Fetches, the producer ids and the metrics (and what the metrics read: the log
 cleaner)."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from groupcoord.server.metrics import Metrics
 from groupcoord.server.network import NetworkThread
 from groupcoord.server.producer_ids import ProducerIdManager
 from groupcoord.server.replica_manager import ReplicaManager
+from groupcoord.server.topic_admin import TopicAdmin
 from groupcoord.server.topics import TopicRegistry
 from groupcoord.storage.cleaner import LogCleaner
 
@@ -55,6 +56,8 @@ class Broker:
             config.max_incremental_fetch_session_cache_slots, time.monotonic_ms
         )
         """The incremental fetch sessions (KIP-227)."""
+        self.admin = TopicAdmin(config, node.node_id, topics, replicas, runtime, self.fetch_sessions)
+        """Creates, grows and deletes topics."""
         self.metrics = metrics
         self.time = time
         self.network = network

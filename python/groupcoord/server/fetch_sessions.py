@@ -486,6 +486,25 @@ class FetchManager:
         self.cache = FetchSessionCache(max_slots, shards=shards, eviction_ms=eviction_ms, rng=rng)
         self.clock_ms = clock_ms
 
+    def topic_deleted(self, name: str, topic_id: UUID) -> None:
+        """A topic was deleted: every session drops what it knew of its partitions. Those of
+        sessions that name topics by id no longer resolve to the name (they answer
+        UNKNOWN_TOPIC_ID from now on, as the id is unknown, even once a topic of the same
+        name is created again, which has another id); in sessions that name topics by name
+        they answer UNKNOWN_TOPIC_OR_PARTITION while no topic has the name. Either way the
+        next answer includes them."""
+        for shard in self.cache.shards:
+            for session in shard.sessions.values():
+                for cached in session.partitions.values():
+                    if session.uses_topic_ids:
+                        if cached.key.topic_id != topic_id:
+                            continue
+                        cached.key = cached.key._replace(topic=None)
+                    elif cached.key.topic != name:
+                        continue
+                    cached.high_watermark = INVALID_HIGH_WATERMARK
+                    cached.local_log_start_offset = -1
+
     def new_context(
         self, session_id: int, epoch: int, partitions: Iterable[tuple[TopicKey, PartitionRequest]],
         forgotten: Iterable[TopicKey], uses_topic_ids: bool, is_follower: bool,

@@ -12,6 +12,10 @@ offsets where the log's end is known. Its callback answers once the append is wr
 flushed as the topic's flush policy asks): on one node ``acks=1`` and ``acks=-1`` wait for
 the same thing.
 
+A deleted topic's partitions are closed and their directories renamed for deletion
+(:meth:`LogManager.delete_log`), removed after ``file.delete.delay.ms``; the Fetches parked on
+them are answered.
+
 A Fetch reads stored bytes (whole batches from the one holding the fetch offset, no record
 decoded) up to the high watermark, of data topics and of ``__consumer_offsets`` alike (its
 logs are the coordinator's, open while it owns them; produce to it is refused); one that finds less than ``min_bytes`` waits in the fetch
@@ -97,6 +101,9 @@ class ReplicaManager:
         self._on_high_watermark: Callable[[TopicPartition], object] | None = None
         self._expiry: asyncio.TimerHandle | None = None
         self._reopening: set[asyncio.Future[None]] = set()
+        self._deleting: dict[str, asyncio.Task[None]] = {}
+        """Deletions under way, by topic name: a topic created again under the name waits
+        for its directories to be renamed before it opens its partitions."""
         self.offline: dict[TopicPartition, str] = {}
         """Partitions that could not be opened, and why."""
         logs.add_data_failure_listener(self._log_failed)
@@ -109,6 +116,9 @@ class ReplicaManager:
         ``on_high_watermark(tp)`` is told each time a partition's high watermark moves."""
         self._on_high_watermark = on_high_watermark
         self.topics.before_create = self.open_topic
+        for deleted in list(self.topics.deleting.values()):
+            # Deleted, but the server stopped before every directory was renamed.
+            await self.delete_topic(deleted)
         for topic in self.topics:
             await self.open_topic(topic)
         self._schedule_expiry()
@@ -130,9 +140,13 @@ class ReplicaManager:
             reopening.cancel()
 
     async def open_topic(self, topic: Topic) -> None:
-        """Open the partitions of ``topic``. One that cannot be opened (damaged by the
+        """Open the partitions of ``topic`` not open yet (after a deletion of a topic of the
+        same name has renamed its directories). One that cannot be opened (damaged by the
         corruption policy's rules, or a failing disk) stays offline, logged: its requests get
         KAFKA_STORAGE_ERROR, and the other partitions serve."""
+        deleting = self._deleting.get(topic.name)
+        if deleting is not None:
+            await asyncio.shield(deleting)
         settings = topic_log_config(self.config, topic.configs)
         for partition in range(topic.partitions):
             await self._open(TopicPartition(topic.name, partition), settings)
@@ -169,12 +183,53 @@ class ReplicaManager:
         async def reopen() -> None:
             await self.logs.close_log(tp)
             await asyncio.sleep(REOPEN_DELAY_S)
-            if self._expiry is not None:  # not closed meanwhile
+            # Not if the server closed or the topic was deleted meanwhile.
+            if self._expiry is not None and self.topics.has_partition(tp.topic, tp.partition):
                 await self._open(tp, self.log_config(tp.topic))
 
         task = asyncio.ensure_future(reopen())
         self._reopening.add(task)
         task.add_done_callback(self._reopening.discard)
+
+    def delete_topic(self, topic: Topic, after: asyncio.Future[None] | None = None) -> asyncio.Task[None]:
+        """Delete the logs of ``topic``, which is no longer in the registry (Kafka's
+        ``ReplicaManager.stopPartitions`` with deletion): each partition is closed and its
+        directory renamed for deletion, removed after the topic's ``file.delete.delay.ms``, and
+        the Fetches parked on it are answered (UNKNOWN_TOPIC_OR_PARTITION); then the registry
+        forgets the topic was being deleted. ``after``: the deletion's save, waited for first (nothing is
+        deleted if it fails). Returns the deletion, which runs to its end even if the caller
+        stops waiting."""
+        previous = self._deleting.get(topic.name)
+
+        async def delete() -> None:
+            if previous is not None:
+                await asyncio.gather(asyncio.shield(previous), return_exceptions=True)
+            if after is not None:
+                try:
+                    await asyncio.shield(after)
+                except OSError:
+                    return
+            delay_ms = topic_log_config(self.config, topic.configs).file_delete_delay_ms
+            for partition in range(topic.partitions):
+                tp = TopicPartition(topic.name, partition)
+                self.offline.pop(tp, None)
+                await self.logs.delete_log(tp, delay_ms)
+                if self._on_high_watermark is not None:
+                    self._on_high_watermark(tp)
+            await self.topics.deleted(topic)
+
+        task = asyncio.ensure_future(delete())
+        self._deleting[topic.name] = task
+
+        def done(finished: asyncio.Task[None]) -> None:
+            if self._deleting.get(topic.name) is finished:
+                del self._deleting[topic.name]
+            if not finished.cancelled() and finished.exception() is not None:
+                logger.error("Deleting the logs of topic %s failed: %s (finished at the next start)",
+                             topic.name, finished.exception())
+
+        task.add_done_callback(done)
+        return task
 
     def _acknowledged(self, log: PartitionLog) -> None:
         if self._on_high_watermark is not None:

@@ -3,9 +3,10 @@
 A topic is a name, a partition count, a topic id and its config overrides (``retention.ms``
 and the rest, :mod:`groupcoord.storage.topic_config`); each partition's data is a log of the
 storage engine (opened by :class:`~groupcoord.server.replica_manager.ReplicaManager`). Topics
-come from ``--topic name:partitions`` and, as
-with Kafka's ``auto.create.topics.enable``, from Metadata requests naming unknown topics
-(``num.partitions`` partitions). They are kept with the cluster id in ``DATA_DIR/metadata.json``,
+come from ``--topic name:partitions``, from CreateTopics and CreatePartitions
+(:mod:`groupcoord.server.topic_admin`) and, as with Kafka's ``auto.create.topics.enable``,
+from Metadata requests naming unknown topics (``num.partitions`` partitions); DeleteTopics
+removes them. They are kept with the cluster id in ``DATA_DIR/metadata.json``,
 rewritten atomically (temporary file, fsync, rename) on every change. The file also keeps how
 many partitions ``__consumer_offsets`` has: as in Kafka, once the topic exists its own count
 holds, whatever ``offsets.topic.num.partitions`` says later.
@@ -13,7 +14,9 @@ holds, whatever ``offsets.topic.num.partitions`` says later.
 A topic created by a Metadata request is saved off the event loop, in a worker thread; as in
 Kafka, it is answered LEADER_NOT_AVAILABLE while it is being created and exists (for every
 request) once saved and its partitions' logs are open, so no client is ever told of a topic a
-crash could lose.
+crash could lose. A topic created by CreateTopics exists on the same terms; one deleted is gone
+for clients at once, and stays in the file as being deleted until its partitions' directories
+are renamed for deletion, so that a start after a crash finishes the renaming.
 """
 
 from __future__ import annotations
@@ -51,14 +54,27 @@ class Topic:
 
 
 def topic_name_error(name: str) -> str | None:
-    """Why ``name`` is not a legal Kafka topic name (Kafka's ``Topic.validate``), or None."""
-    if name in ("", ".", ".."):
-        return f"topic name {name!r} is not allowed"
+    """Why ``name`` is not a legal Kafka topic name, in the words of Kafka's
+    ``Topic.validate``, or None."""
+    if not name:
+        return "the empty string is not allowed"
+    if name in (".", ".."):
+        return f"'{name}' is not allowed"
     if len(name) > MAX_TOPIC_NAME_LENGTH:
-        return f"topic name is longer than {MAX_TOPIC_NAME_LENGTH} characters"
+        return f"the length of '{name}' is longer than the max allowed length {MAX_TOPIC_NAME_LENGTH}"
     if not _LEGAL_TOPIC_NAME.fullmatch(name):
-        return f"topic name {name!r} has characters other than ASCII alphanumerics, '.', '_', '-'"
+        return f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
     return None
+
+
+def _topic_of(entry: dict[str, Any]) -> Topic:
+    configs = {str(k): str(v) for k, v in dict(entry.get("configs", {})).items()}
+    return Topic(str(entry["name"]), int(entry["partitions"]), uuid.UUID(entry["topic_id"]), configs)
+
+
+def _entry(topic: Topic) -> dict[str, Any]:
+    return {"name": topic.name, "partitions": topic.partitions, "topic_id": str(topic.topic_id),
+            "configs": dict(topic.configs)}
 
 
 def parse_topic_spec(spec: str) -> tuple[str, int]:
@@ -95,36 +111,51 @@ def save_json(path: Path, data: dict[str, Any]) -> None:
 
 
 class TopicRegistry:
-    """Topics by name and by id, loaded from and saved to ``DATA_DIR/metadata.json``."""
+    """Topics by name and by id, loaded from and saved to ``DATA_DIR/metadata.json``.
+
+    Two views: the topics clients see (a topic is added once it is saved and its
+    partitions' logs are open, and removed the moment its deletion starts), and those the
+    file holds (:meth:`_document`). Saves on the event loop run one at a time, in a worker
+    thread, each writing every change made before it began.
+    """
 
     def __init__(self, data_dir: str | Path) -> None:
         self.path = Path(data_dir) / METADATA_FILE
         self._by_name: dict[str, Topic] = {}
         self._by_id: dict[uuid.UUID, Topic] = {}
+        self._durable: dict[str, Topic] = {}
+        """The topics the file holds, or will once the save under way or next is done."""
+        self.deleting: dict[str, Topic] = {}
+        """Topics deleted whose partition directories may not be renamed for deletion yet:
+        kept in the file, so that a start after a crash renames them."""
         self._creating: dict[str, Topic] = {}
         self._saving: asyncio.Task[None] | None = None
         self._save_lock = asyncio.Lock()
         """Held while a changed file is saved, so that saves land in the order they were made."""
         self.cluster_id = ""
         self.before_create: Callable[[Topic], Awaitable[None]] | None = None
-        """Awaited for each topic a Metadata request creates, before it exists for clients
-        (its partitions' logs are opened)."""
+        """Awaited for each topic created (or grown), before it exists for clients (its
+        partitions' logs are opened)."""
         self.offsets_topic_partitions: int | None = None
         """``__consumer_offsets``' partition count; None in a file older than it."""
         if self.path.exists():
             self._load()
         else:
             self.cluster_id = new_cluster_id()
-            self._save(self._document(self))
+            self._save(self._document())
 
     def _load(self) -> None:
         try:
             data = json.loads(self.path.read_text())
             self.cluster_id = str(data["cluster_id"])
             for entry in data["topics"]:
-                configs = {str(k): str(v) for k, v in dict(entry.get("configs", {})).items()}
-                self._add(Topic(str(entry["name"]), int(entry["partitions"]),
-                                uuid.UUID(entry["topic_id"]), configs))
+                topic = _topic_of(entry)
+                self._add(topic)
+                self._durable[topic.name] = topic
+            for entry in data.get("deleting", ()):
+                topic = _topic_of(entry)
+                if self._by_id.get(topic.topic_id) is None:  # not a deletion that failed to save
+                    self.deleting[topic.name] = topic
             if data.get("offsets_topic_partitions") is not None:
                 self.offsets_topic_partitions = int(data["offsets_topic_partitions"])
                 if self.offsets_topic_partitions < 1:
@@ -132,20 +163,56 @@ class TopicRegistry:
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise ValueError(f"{self.path}: not a groupcoord metadata file ({error})") from None
 
-    def _document(self, topics: Iterable[Topic]) -> dict[str, Any]:
+    def _document(self) -> dict[str, Any]:
+        """What the file holds: the durable view."""
         return {
             "cluster_id": self.cluster_id,
             "offsets_topic_partitions": self.offsets_topic_partitions,
-            "topics": [
-                {"name": t.name, "partitions": t.partitions, "topic_id": str(t.topic_id),
-                 "configs": dict(t.configs)}
-                for t in topics
-            ],
+            "topics": [_entry(t) for t in sorted(self._durable.values(), key=lambda t: t.name)],
+            "deleting": [_entry(t) for t in sorted(self.deleting.values(), key=lambda t: t.name)],
         }
 
     def _save(self, data: dict[str, Any]) -> None:
         """Write ``metadata.json`` durably (blocking: fsyncs)."""
         save_json(self.path, data)
+
+    async def _save_change(self, changed: Iterable[Topic] = (), removed: Iterable[str] = ()) -> None:
+        """Save the durable view with ``changed`` topics added or replaced (by name) and the
+        ``removed`` names gone, in a worker thread, once the saves before have finished; the
+        durable view holds the change once the file does (OSError if it could not be
+        written: nothing changed)."""
+        async with self._save_lock:
+            durable = {name: t for name, t in self._durable.items() if name not in set(removed)}
+            durable.update((t.name, t) for t in changed)
+            previous, self._durable = self._durable, durable
+            try:
+                await asyncio.to_thread(self._save, self._document())
+            except OSError:
+                self._durable = previous
+                raise
+
+    async def commit(self, changed: Iterable[Topic] = (), removed: Iterable[str] = ()) -> None:
+        """Save the registry with ``changed`` topics added or replaced (by name) and the
+        ``removed`` names gone, in a worker thread; the change is made in memory once the
+        file holding it is durable. Changes are saved one at a time, in the order asked.
+
+        Raises:
+            OSError: the file could not be saved; nothing changed.
+        """
+        changed = list(changed)
+        removed = set(removed)
+        await self._save_change(changed, removed)
+        for name in removed:
+            self._remove(name)
+        for topic in changed:
+            self._add(topic)
+
+    async def alter_configs(self, name: str, configs: Mapping[str, str]) -> Topic:
+        """Replace topic ``name``'s config overrides with ``configs`` (validated by the
+        caller), durably; the topic as it now is."""
+        topic = replace(self._by_name[name], configs=dict(configs))
+        await self.commit([topic])
+        return topic
 
     def _add(self, topic: Topic) -> None:
         replaced = self._by_name.get(topic.name)
@@ -158,32 +225,6 @@ class TopicRegistry:
         topic = self._by_name.pop(name, None)
         if topic is not None:
             self._by_id.pop(topic.topic_id, None)
-
-    async def commit(self, changed: Iterable[Topic] = (), removed: Iterable[str] = ()) -> None:
-        """Save the registry with ``changed`` topics added or replaced (by name) and the
-        ``removed`` names gone, in a worker thread; the change is made in memory once the
-        file holding it is durable. Changes are saved one at a time, in the order asked.
-
-        Raises:
-            OSError: the file could not be saved; nothing changed.
-        """
-        changed = list(changed)
-        removed = set(removed)
-        async with self._save_lock:
-            kept = {t.name: t for t in self if t.name not in removed}
-            kept.update((t.name, t) for t in changed)
-            await asyncio.to_thread(self._save, self._document(kept.values()))
-            for name in removed:
-                self._remove(name)
-            for topic in changed:
-                self._add(topic)
-
-    async def alter_configs(self, name: str, configs: Mapping[str, str]) -> Topic:
-        """Replace topic ``name``'s config overrides with ``configs`` (validated by the
-        caller), durably; the topic as it now is."""
-        topic = replace(self._by_name[name], configs=dict(configs))
-        await self.commit([topic])
-        return topic
 
     def __iter__(self) -> Iterator[Topic]:
         return iter(sorted(self._by_name.values(), key=lambda t: t.name))
@@ -201,6 +242,19 @@ class TopicRegistry:
         if offsets is not None and topic_id == offsets.topic_id:
             return offsets
         return self._by_id.get(topic_id)
+
+    def is_taken(self, name: str) -> bool:
+        """Whether ``name`` is a topic, or one being created."""
+        return name in self._by_name or name in self._creating or name == OFFSETS_TOPIC
+
+    def collision(self, name: str) -> str | None:
+        """A topic (or one being created) whose name differs from ``name`` only by '.'
+        against '_' (Kafka's ``Topic.hasCollision``: the two clash in metric names)."""
+        unified = name.replace(".", "_")
+        for other in (*self._by_name, *self._creating):
+            if other != name and other.replace(".", "_") == unified:
+                return other
+        return None
 
     def readable(self, name: str) -> Topic | None:
         """A topic Fetch and ListOffsets read: a data topic or ``__consumer_offsets``."""
@@ -234,7 +288,7 @@ class TopicRegistry:
                 f"{self.path.parent} has {OFFSETS_TOPIC}-{max(beyond)}, beyond offsets.topic.num.partitions="
                 f"{configured}: set it to the count this data directory was written with")
         self.offsets_topic_partitions = configured
-        self._save(self._document(self))
+        self._save(self._document())
         return configured
 
     def declare(self, name: str, partitions: int) -> Topic:
@@ -261,7 +315,8 @@ class TopicRegistry:
         else:
             topic = Topic(name, partitions, uuid.uuid4())
         self._add(topic)
-        self._save(self._document(self))
+        self._durable[name] = topic
+        self._save(self._document())
         return topic
 
     def create(self, name: str, partitions: int) -> Errors:
@@ -272,43 +327,105 @@ class TopicRegistry:
             return Errors.INVALID_TOPIC_EXCEPTION
         if name == OFFSETS_TOPIC:
             return Errors.UNKNOWN_TOPIC_OR_PARTITION
-        if name not in self._creating:
+        if name not in self._creating and name not in self._durable:
             self._creating[name] = Topic(name, partitions, uuid.uuid4())
             if self._saving is None:
                 self._saving = asyncio.ensure_future(self._save_created())
         return Errors.LEADER_NOT_AVAILABLE
 
     async def _save_created(self) -> None:
-        """Save the topics being created (those asked for meanwhile in the next round), in a
-        worker thread; each exists once the file holding it is durable."""
+        """Save the topics being auto-created (those asked for meanwhile in the next round);
+        each exists once the file holding it is durable and its logs are open."""
         try:
-            while self._creating:
-                created = dict(self._creating)
-                async with self._save_lock:
-                    await self._create(created.values())
-                for name in created:
-                    del self._creating[name]
+            while True:
+                created = {name: t for name, t in self._creating.items() if name not in self._durable}
+                if not created:
+                    break
+                await self._create_saved(list(created.values()))
         finally:
             self._saving = None
 
-    async def _create(self, created: Iterable[Topic]) -> None:
-        """Save ``created`` and open their partitions (under the save lock: no other change is
-        saved meanwhile, so the file always holds every topic clients know)."""
-        created = list(created)
+    async def _create_saved(self, topics: list[Topic]) -> None:
         try:
-            await asyncio.to_thread(self._save, self._document([*self, *created]))
+            await self._save_change(topics)
         except OSError as error:
             log.error("Cannot create topics %s: saving %s failed: %s",
-                      sorted(t.name for t in created), self.path, error)
+                      sorted(t.name for t in topics), self.path, error)
+            for topic in topics:
+                self._creating.pop(topic.name, None)
             return
-        for topic in created:
-            if self.before_create is not None:
-                try:
+        for topic in topics:
+            try:
+                if self.before_create is not None:
                     await self.before_create(topic)
-                except OSError as error:
-                    log.error("Cannot open the partitions of topic %s: %s", topic.name, error)
-                    continue
+            except OSError as error:
+                log.error("Cannot open the partitions of topic %s: %s", topic.name, error)
+            else:
+                self._add(topic)
+            finally:
+                self._creating.pop(topic.name, None)
+
+    async def create_topic(self, topic: Topic) -> None:
+        """Create ``topic`` (CreateTopics): saved, then its partitions' logs opened, then it
+        exists for clients. The caller checked that its name is free (:meth:`is_taken`);
+        it is reserved from now on.
+
+        Raises:
+            OSError: the file could not be saved (the topic does not exist) or its logs
+                could not be opened (it exists in the file: a restart serves it).
+        """
+        self._creating[topic.name] = topic
+        try:
+            await self._save_change([topic])
+        except OSError:
+            self._creating.pop(topic.name, None)
+            raise
+        try:
+            if self.before_create is not None:
+                await self.before_create(topic)
             self._add(topic)
+        finally:
+            self._creating.pop(topic.name, None)
+
+    async def add_partitions(self, topic: Topic, count: int) -> Topic:
+        """Grow ``topic`` to ``count`` partitions (CreatePartitions): saved, then the new
+        partitions' logs opened, then the new count exists for clients.
+
+        Raises:
+            OSError: as :meth:`create_topic`.
+        """
+        grown = replace(topic, partitions=count)
+        await self._save_change([grown])
+        if self.before_create is not None:
+            await self.before_create(grown)
+        if self._by_name.get(topic.name) is topic:
+            self._add(grown)
+        return grown
+
+    def delete_topic(self, topic: Topic) -> asyncio.Future[None]:
+        """Delete ``topic`` (DeleteTopics): gone for clients at once; the future returned is
+        done once the file keeps it as being deleted (:attr:`deleting`), until
+        :meth:`deleted`. It fails with OSError if the file could not be saved: the topic is
+        then back as it was."""
+        self._remove(topic.name)
+        self.deleting[topic.name] = topic
+
+        async def save() -> None:
+            try:
+                await self._save_change(removed=[topic.name])
+            except OSError:
+                if self.deleting.get(topic.name) is topic:
+                    del self.deleting[topic.name]
+                    self._add(topic)
+                raise
+
+        return asyncio.ensure_future(save())
+
+    async def deleted(self, topic: Topic) -> None:
+        """``topic``'s partition directories are renamed for deletion: it leaves the file."""
+        if self.deleting.get(topic.name) is topic:
+            del self.deleting[topic.name]
+            await self._save_change()
 
     async def close(self) -> None:
         """Wait for the topics being created to be saved."""

@@ -13,7 +13,8 @@ headers), :mod:`~groupcoord.storage.index` (the offset index),
 :mod:`~groupcoord.storage.repair` (rewriting a damaged partition, ``groupcoord repair``),
 :mod:`~groupcoord.storage.flush` (the flush policy), :mod:`~groupcoord.storage.writer` (group
 commit off the event loop), :mod:`~groupcoord.storage.cleaner` (compaction),
-:mod:`~groupcoord.storage.checkpoint` (Kafka's checkpoint files) and
+:mod:`~groupcoord.storage.checkpoint` (Kafka's checkpoint files),
+:mod:`~groupcoord.storage.deletion` (deleted partitions' directories, removed later) and
 :mod:`~groupcoord.storage.manager` (:class:`LogManager`, the
 :class:`~groupcoord.log.PartitionWriter` / :class:`~groupcoord.log.PartitionReader` over a
 data directory).

@@ -13,6 +13,7 @@ partition number); data topics are opened, appended to and read by
     manager.append(12, Append(records, now), callback)
     for chunk in manager.read(12): ...          # from a worker thread
     await manager.close_partition(12)           # flushes; later appends: NOT_LEADER_OR_FOLLOWER
+    await manager.delete_log(tp, delay_ms)      # closed, renamed TOPIC-N.<id>-delete, removed later
     await manager.close()
 
 A write or fsync that fails takes its partition offline: its appends fail with
@@ -39,6 +40,7 @@ from groupcoord.log import Append, AppendCallback, BatchAppend, TopicPartition
 from groupcoord.storage.checkpoint import CLEANER_OFFSET_FILE, RECOVERY_POINT_FILE, OffsetCheckpoint
 from groupcoord.storage.cleaner import LogCleaner
 from groupcoord.storage.damage import CLEAN_SHUTDOWN_FILE, RecoveryState
+from groupcoord.storage.deletion import LogDeleter, rename_for_deletion
 from groupcoord.storage.log_config import LogConfig
 from groupcoord.storage.partition import TOPIC, PartitionLog, read_directory
 from groupcoord.storage.segment import fsync_directory
@@ -92,6 +94,8 @@ class LogManager:
         then every byte of the log was flushed, and damage anywhere in it is no torn write."""
         self._failed_since_start: set[TopicPartition] = set()
         """Partitions whose log failed in this process: no longer known flushed."""
+        self.deleter = LogDeleter()
+        """Removes the directories of deleted partitions after their delay."""
 
     def partition_dir(self, partition: int) -> Path:
         return self.log_dir(TopicPartition(TOPIC, partition))
@@ -101,10 +105,13 @@ class LogManager:
 
     # --- lifecycle ---------------------------------------------------------------------------
 
-    async def start(self) -> None:
-        """Start the writer thread (and the cleaner, with log.cleaner.enable) on this loop."""
+    async def start(self, file_delete_delay_ms: int = 0) -> None:
+        """Start the writer thread (and the cleaner, with log.cleaner.enable) on this loop;
+        the directories an earlier run renamed for deletion are removed after
+        ``file_delete_delay_ms``."""
         if self._writer is not None:
             raise RuntimeError("log manager already started")
+        self.deleter.start(self.data_dir, file_delete_delay_ms)
         # From now on a crash leaves partitions unflushed: the marker is written again only
         # by a clean close.
         marker = self.data_dir / CLEAN_SHUTDOWN_FILE
@@ -129,6 +136,7 @@ class LogManager:
             await self.close_log(tp)
         while self._closing:
             await asyncio.gather(*self._closing.values(), return_exceptions=True)
+        await self.deleter.close()
         if self.cleaner is not None:
             await asyncio.to_thread(self.cleaner.stop)
             self.cleaner = None
@@ -153,6 +161,10 @@ class LogManager:
     def log(self, tp: TopicPartition) -> PartitionLog | None:
         """The open log of ``tp``, or None."""
         return self._logs.get(tp)
+
+    def open_logs(self) -> set[TopicPartition]:
+        """Every open partition, of ``__consumer_offsets`` and of data topics."""
+        return set(self._logs)
 
     def add_failure_listener(self, listener: Callable[[int], object]) -> None:
         """Call ``listener(partition)`` on the loop when an open partition goes offline (a
@@ -326,6 +338,27 @@ class LogManager:
         closing = self._closing.get(tp)
         if closing is not None:
             await asyncio.gather(asyncio.shield(closing), return_exceptions=True)
+
+    async def delete_log(self, tp: TopicPartition, delay_ms: int) -> None:
+        """Delete ``tp``'s log (its topic was deleted): close it as :meth:`close_log` does,
+        rename its directory for deletion (:mod:`groupcoord.storage.deletion`) and forget its
+        checkpoints, so that the partition opens empty if its topic is created again; the
+        renamed directory is removed after ``delay_ms``. A partition that is not open
+        (offline, or left over by a run that stopped mid-deletion) is renamed as well."""
+        await self.close_log(tp)
+        renamed = await asyncio.to_thread(self._rename_for_deletion, tp)
+        self._partition_dir_identities.pop(tp, None)
+        self._failed_since_start.discard(tp)
+        self._fsync_failed.discard(tp)
+        if renamed is not None:
+            logger.info("Renamed %s-%d's log to %s for deletion", tp.topic, tp.partition, renamed.name)
+            self.deleter.schedule(renamed, delay_ms)
+
+    def _rename_for_deletion(self, tp: TopicPartition) -> Path | None:
+        renamed = rename_for_deletion(self.log_dir(tp), tp.topic, tp.partition)
+        self.recovery_points.update(tp.partition, None, tp.topic)
+        self.cleaner_offsets.update(tp.partition, None, tp.topic)
+        return renamed
 
     def _track_close(self, tp: TopicPartition, closing: asyncio.Task[None]) -> None:
         """Closes run to the end even if their caller is cancelled; opening the partition

@@ -4,8 +4,10 @@ serves (see :mod:`groupcoord.server.registry`). Importing this package registers
 Served: the group coordinator's APIs at every version Kafka 4 serves for classic groups and
 the older ones the Python clients send; the data plane of one node (Produce, Fetch,
 ListOffsets, OffsetForLeaderEpoch, through :mod:`groupcoord.server.replica_manager`); Metadata;
-InitProducerId, which gives idempotent producers their ids; and topic configs
-(DescribeConfigs, AlterConfigs, IncrementalAlterConfigs). Nothing else is advertised.
+InitProducerId, which gives idempotent producers their ids; topic configs
+(DescribeConfigs, AlterConfigs, IncrementalAlterConfigs); topic administration
+(CreateTopics, DeleteTopics, CreatePartitions, through :mod:`groupcoord.server.topic_admin`)
+and DescribeCluster and DescribeLogDirs. Nothing else is advertised.
 """
 
 from groupcoord.server.handlers import (
@@ -23,13 +25,18 @@ from groupcoord.server.handlers import (
     api_015_describe_groups,
     api_016_list_groups,
     api_018_api_versions,
+    api_019_create_topics,
+    api_020_delete_topics,
     api_022_init_producer_id,
     api_023_offset_for_leader_epoch,
     api_032_describe_configs,
     api_033_alter_configs,
+    api_035_describe_log_dirs,
+    api_037_create_partitions,
     api_042_delete_groups,
     api_044_incremental_alter_configs,
     api_047_offset_delete,
+    api_060_describe_cluster,
 )
 
 __all__ = [
@@ -47,11 +54,16 @@ __all__ = [
     "api_015_describe_groups",
     "api_016_list_groups",
     "api_018_api_versions",
+    "api_019_create_topics",
+    "api_020_delete_topics",
     "api_022_init_producer_id",
     "api_023_offset_for_leader_epoch",
     "api_032_describe_configs",
     "api_033_alter_configs",
+    "api_035_describe_log_dirs",
+    "api_037_create_partitions",
     "api_042_delete_groups",
     "api_044_incremental_alter_configs",
     "api_047_offset_delete",
+    "api_060_describe_cluster",
 ]
