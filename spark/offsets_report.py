@@ -1,10 +1,12 @@
-"""Per-group report on a ``__consumer_offsets`` log directory.
+"""Per-group report on a ``__consumer_offsets`` log directory, or a live cluster's.
 
     spark-submit spark/offsets_report.py PATH --out DIR
     python spark/offsets_report.py PATH --out DIR          # a local Spark, every core
+    python spark/offsets_report.py --bootstrap-servers HOST:PORT --out DIR
 
 PATH is anything the ``consumer_offsets`` source reads (a Kafka log directory, partition
-directories, segment files, a glob). DIR receives:
+directories, segment files, a glob); ``--bootstrap-servers`` reads the cluster's
+``__consumer_offsets`` over the Kafka protocol instead. DIR receives:
 
 - ``groups.parquet/`` and ``groups.csv/``: one row per live group (with group metadata or
   committed offsets in the compacted view): its state in the compacted view
@@ -19,6 +21,15 @@ directories, segment files, a glob). DIR receives:
   per topic.
 - ``bad_batches.csv/`` when the log has batches that did not decode (the source's
   ``_corrupt_record`` rows).
+- ``lag.parquet/`` and ``lag.csv/``, where the log end offsets of the committed partitions are
+  known: consumer lag over time, one row per group, partition and time bucket from the group's
+  first commit of it on, until a tombstone deletes it (the bucket's end ``time``, the offset committed by then, the
+  partition's log end offset then, and ``lag``, their difference, at least 0); ``lag.png``,
+  the total lag of the busiest groups; and in ``groups``, ``lag``: the group's lag now (its
+  live committed offsets against the log end offsets now). The log end offsets come from the
+  cluster (``--bootstrap-servers``: ListOffsets, latest and by timestamp) or from a data
+  directory holding the topics' ``NAME-N`` directories (``--data-dir``; by default PATH when
+  it is one directory), as :mod:`groupcoord.spark.log_ends` reads them.
 
 Times are the commit timestamps in the offset commit values (the record timestamp where a
 value has none), in UTC. The tables go through Spark (so DIR may be any path Spark writes);
@@ -31,6 +42,7 @@ import argparse
 import os
 import re
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession, Window
@@ -39,6 +51,7 @@ from pyspark.sql import functions as F
 import groupcoord.spark
 from groupcoord.format import columns as C
 from groupcoord.format.records import OFFSET_COMMIT_TYPES, RecordType
+from groupcoord.spark import log_ends
 
 IS_OFFSET_COMMIT = f"{C.RECORD_TYPE} IN ({', '.join(str(int(t)) for t in sorted(OFFSET_COMMIT_TYPES))})"
 IS_GROUP_METADATA = f"{C.RECORD_TYPE} = {int(RecordType.GROUP_METADATA)}"
@@ -129,6 +142,81 @@ def group_summaries(history: DataFrame, compacted: DataFrame, stalled: DataFrame
             .orderBy(F.desc("commits"), "group"))
 
 
+LogEndsSource = Callable[[list[tuple[str, int]], list[int]], dict[tuple[str, int], log_ends.LogEnds]]
+"""Given partitions and times, their log ends (:mod:`groupcoord.spark.log_ends`)."""
+
+
+def lag_over_time(spark: SparkSession, history: DataFrame, ends: LogEndsSource) -> tuple[DataFrame, DataFrame] | None:
+    """Consumer lag per group, partition and time bucket, and each partition's log end now;
+    None when no committed partition's log end is known."""
+    all_commits = commits(history)
+    span = all_commits.agg(F.min("time").alias("first"), F.max("time").alias("last")).first()
+    if span is None or span["first"] is None:
+        return None
+    width = bucket_ms(span["first"], span["last"])
+    times = list(range(span["first"] // width * width + width, span["last"] // width * width + 2 * width, width))
+    partitions = [(r["topic"], r["partition"]) for r in all_commits.select("topic", "partition").distinct().collect()]
+    found = ends(partitions, times)
+    if not found:
+        return None
+    ends_at = spark.createDataFrame(
+        [(topic, partition, t, end) for (topic, partition), e in found.items() for t, end in zip(times, e.at)],
+        "topic string, partition int, time long, log_end_offset long")
+    ends_now = spark.createDataFrame([(topic, partition, e.now) for (topic, partition), e in found.items()],
+                                     "topic string, partition int, log_end_offset long")
+    # A tombstone (the offset or its group deleted) ends the partition's lag until its next commit.
+    deleted = (history.where(f"{IS_OFFSET_COMMIT} AND {C.IS_TOMBSTONE}")
+               .select(C.GROUP, C.TOPIC, F.col(C.KEY_PARTITION).alias("partition"),
+                       F.lit(None).cast("long").alias("offset"), F.col(C.TIMESTAMP).alias("time"),
+                       F.col(C.OFFSET).alias("log_offset"), F.col(C.PARTITION).alias("log_partition")))
+    by_bucket = (all_commits.unionByName(deleted)
+                 .withColumn("time", F.floor(F.col("time") / width) * width + width)
+                 .groupBy("group", "topic", "partition", "time")
+                 .agg(F.max_by(F.struct(F.col("offset").alias("committed_offset")), "log_offset").alias("last")))
+    buckets = spark.createDataFrame([(t,) for t in times], "time long")
+    filled = (all_commits.select("group", "topic", "partition").distinct().crossJoin(buckets)
+              .join(by_bucket, ["group", "topic", "partition", "time"], "left")
+              .withColumn("last", F.last("last", ignorenulls=True).over(
+                  Window.partitionBy("group", "topic", "partition").orderBy("time")
+                  .rowsBetween(Window.unboundedPreceding, 0)))
+              .select("group", "topic", "partition", "time", "last.committed_offset")
+              .where("committed_offset IS NOT NULL"))
+    lag = (filled.join(ends_at, ["topic", "partition", "time"])
+           .select("group", "topic", "partition", F.timestamp_millis("time").alias("time"), "committed_offset",
+                   "log_end_offset", F.greatest(F.col("log_end_offset") - F.col("committed_offset"), F.lit(0))
+                   .alias("lag")))
+    return lag, ends_now
+
+
+def current_lag(compacted: DataFrame, ends_now: DataFrame) -> DataFrame:
+    """Per group, its lag now: its live committed offsets against the log ends now."""
+    live = (compacted.where(IS_OFFSET_COMMIT)
+            .select(C.GROUP, C.TOPIC, F.col(C.KEY_PARTITION).alias("partition"), C.COMMITTED_OFFSET))
+    return (live.join(ends_now, ["topic", "partition"])
+            .groupBy("group").agg(F.sum(F.greatest(F.col("log_end_offset") - F.col(C.COMMITTED_OFFSET), F.lit(0)))
+                                  .alias("lag")))
+
+
+def plot_lag(lag: DataFrame, out: str, top: int) -> str:
+    """``lag.png``: the total lag over time of the ``top`` groups with the most lag at their end."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    totals: Any = lag.groupBy("group", "time").agg(F.sum("lag").alias("lag")).toPandas()
+    last = totals.sort_values("time").groupby("group")["lag"].last().sort_values(ascending=False)
+    fig, ax = plt.subplots(figsize=(11, 5))
+    for group in list(last.index[:top]):
+        series = totals[totals["group"] == group].sort_values("time")
+        ax.step(series["time"], series["lag"], where="post", linewidth=1, label=group)
+    _finish(fig, ax, f"Consumer lag (the {min(len(last), top)} groups with the most at the end)", "lag (records)")
+    path = os.path.join(out, "lag.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 def write_table(df: DataFrame, out: str, name: str) -> None:
     df.coalesce(1).write.mode("overwrite").parquet(os.path.join(out, f"{name}.parquet"))
     flat = df.select([F.array_join(c.name, ";").alias(c.name) if c.dataType.typeName() == "array" else F.col(c.name)
@@ -211,13 +299,23 @@ def _finish(fig: Any, ax: Any, title: str, ylabel: str) -> None:
     fig.tight_layout()
 
 
-def run(spark: SparkSession, path: str | list[str], out: str, stall_minutes: float = 10.0, plot_groups: int = 10) -> dict[str, Any]:
-    """Write the report for ``path`` into ``out``; returns what was written (for callers and tests)."""
+def run(spark: SparkSession, path: str | list[str] | None, out: str, stall_minutes: float = 10.0,
+        plot_groups: int = 10, bootstrap_servers: str | None = None, data_dir: str | None = None) -> dict[str, Any]:
+    """Write the report for ``path`` (or the cluster at ``bootstrap_servers``) into ``out``;
+    returns what was written (for callers and tests). Lag is reported where the log end
+    offsets are known: from the cluster, else from ``data_dir`` (by default ``path`` when it
+    is one directory)."""
     groupcoord.spark.register(spark)
     os.makedirs(out, exist_ok=True)
-    reader = spark.read.format("consumer_offsets")
-    history = reader.load(path).cache()
-    compacted = reader.option("view", "compacted").load(path).where("_corrupt_record IS NULL").cache()
+
+    def read(view: str) -> DataFrame:
+        reader = spark.read.format("consumer_offsets").option("view", view)
+        if bootstrap_servers is not None:
+            return reader.option("kafka.bootstrap.servers", bootstrap_servers).load()
+        return reader.load(path)
+
+    history = read("history").cache()
+    compacted = read("compacted").where("_corrupt_record IS NULL").cache()
     bad = history.where("_corrupt_record IS NOT NULL").select("_corrupt_record.*")
     bad_count = bad.count()
     if bad_count:
@@ -225,20 +323,54 @@ def run(spark: SparkSession, path: str | list[str], out: str, stall_minutes: flo
     history = history.where("_corrupt_record IS NULL")
     stalled = stalled_partitions(history, compacted, int(stall_minutes * 60_000)).cache()
     groups = group_summaries(history, compacted, stalled)
+    ends = _log_ends_source(path, bootstrap_servers, data_dir)
+    lagging = lag_over_time(spark, history, ends) if ends is not None else None
+    lag_rows = 0
+    if lagging is None:
+        groups = groups.withColumn("lag", F.lit(None).cast("long"))
+    else:
+        lag, ends_now = lagging
+        lag = lag.orderBy("group", "topic", "partition", "time").cache()
+        groups = groups.join(current_lag(compacted, ends_now), "group", "left").orderBy(F.desc("commits"), "group")
+        write_table(lag, out, "lag")
+        lag_rows = lag.count()
     write_table(groups, out, "groups")
     write_table(stalled.orderBy("group", "topic", "partition"), out, "stalled")
     plots = plot_activity(history, out, plot_groups)
-    return {"groups": groups.count(), "stalled": stalled.count(), "bad_batches": bad_count, "plots": plots}
+    if lagging is not None and lag_rows:
+        plots.append(plot_lag(lag, out, plot_groups))
+    return {"groups": groups.count(), "stalled": stalled.count(), "bad_batches": bad_count, "plots": plots,
+            "lag_rows": lag_rows if lagging is not None else None}
+
+
+def _log_ends_source(path: str | list[str] | None, bootstrap_servers: str | None,
+                     data_dir: str | None) -> LogEndsSource | None:
+    """Where the log end offsets come from: the cluster, else a data directory (``data_dir``,
+    or ``path`` when it is one directory), else nowhere."""
+    if bootstrap_servers is not None:
+        return lambda partitions, times: log_ends.from_cluster(bootstrap_servers, partitions, times)
+    if data_dir is None:
+        single = path[0] if isinstance(path, list) and len(path) == 1 else path
+        data_dir = single if isinstance(single, str) and os.path.isdir(single) else None
+    if data_dir is None:
+        return None
+    directory = data_dir
+    return lambda partitions, times: log_ends.from_directory(directory, partitions, times)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("path", nargs="+", help="log directory, partition directories, segments or globs")
+    parser.add_argument("path", nargs="*", help="log directory, partition directories, segments or globs")
+    parser.add_argument("--bootstrap-servers", help="read a live cluster's __consumer_offsets (and log end offsets)")
+    parser.add_argument("--data-dir", help="a log directory holding the topics' NAME-N directories, for lag "
+                                           "(default: PATH when it is one directory)")
     parser.add_argument("--out", required=True, help="output directory")
     parser.add_argument("--stall-minutes", type=float, default=10.0,
                         help="a live offset unchanged this long before its group's last commit is stalled")
     parser.add_argument("--plot-groups", type=int, default=10, help="how many of the busiest groups to plot")
     args = parser.parse_args(argv)
+    if bool(args.path) == bool(args.bootstrap_servers):
+        parser.error("give PATH or --bootstrap-servers (one of them)")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName("groupcoord offsets report")
     if "PYSPARK_GATEWAY_PORT" not in os.environ:  # plain python: no spark-submit gave a master
@@ -246,11 +378,14 @@ def main(argv: list[str] | None = None) -> int:
                    .config("spark.ui.showConsoleProgress", "false").config("spark.sql.shuffle.partitions", "16"))
     spark = builder.getOrCreate()
     try:
-        result = run(spark, args.path, args.out, args.stall_minutes, args.plot_groups)
+        result = run(spark, args.path or None, args.out, args.stall_minutes, args.plot_groups,
+                     args.bootstrap_servers, args.data_dir)
     finally:
         spark.stop()
-    print(f"{result['groups']} groups, {result['stalled']} stalled partitions, {result['bad_batches']} bad batches; "
-          f"written to {args.out}")
+    lag = ("lag unknown (no log end offsets)" if result["lag_rows"] is None
+           else f"{result['lag_rows']} lag rows")
+    print(f"{result['groups']} groups, {result['stalled']} stalled partitions, {result['bad_batches']} bad batches, "
+          f"{lag}; written to {args.out}")
     return 0
 
 

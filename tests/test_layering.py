@@ -29,7 +29,7 @@ ALLOWED: dict[str, set[str]] = {
     "log": {"format", "errors"},
     "storage": {"log", "format", "config", "errors"},
     "coordinator": {"log", "format", "purgatory", "config", "errors", "partitioner"},
-    "spark": {"format", "storage"},
+    "spark": {"format", "storage", "protocol", "errors"},
     "server": {"coordinator", "protocol", "storage", "log", "format", "purgatory", "config",
                "errors", "partitioner", "_native"},
     "cli": {"server", "coordinator", "protocol", "storage", "log", "format", "purgatory",

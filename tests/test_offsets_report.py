@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-
-from groupcoord.format.codec import GroupMetadataKey, GroupMetadataValue, OffsetCommitKey, OffsetCommitValue
-
 from offsets_logs import T0, LogBuilder, consumer_members, encoded, write_log_dir
+
+from groupcoord.format import codec
+from groupcoord.format.codec import GroupMetadataKey, GroupMetadataValue, OffsetCommitKey, OffsetCommitValue
 
 ROOT = Path(__file__).resolve().parents[1]
 MINUTE = 60_000
@@ -42,6 +42,28 @@ def report_log(root: Path) -> None:
         other.write([encoded(OffsetCommitKey("audit", "events", 0), OffsetCommitValue(step, "", other.timestamp))])
     transactions(other)
     write_log_dir(root, {0: log.batches, 1: other.batches}, segment_bytes=2500)
+    write_orders(root)
+
+
+def write_orders(root: Path) -> None:
+    """The data topic billing reads, beside the log: orders-p starts with 1000 * p records
+    (before T0), then gets one record 1 ms after each of billing's 41 commits, in two
+    segments. billing commits 1000 * p + step, so it lags by 1 at every bucket's end, but on
+    orders-1 (stuck at 1010 from step 10)."""
+    for p in range(3):
+        directory = root / f"orders-{p}"
+        directory.mkdir()
+        first = [codec.write_batch([(None, b"x")] * (1000 * p), base_offset=0, timestamp=T0 - MINUTE)] if p else []
+        steps = [codec.write_batch([(None, b"x")], base_offset=1000 * p + k, timestamp=T0 + k * 30_000 + 1)
+                 for k in range(41)]
+        (directory / "00000000000000000000.log").write_bytes(b"".join(first + steps[:20]))
+        (directory / f"{1000 * p + 20:020d}.log").write_bytes(b"".join(steps[20:]))
+
+
+def orders_end(p: int, t: int) -> int:
+    """The end of orders-p at time t: the first offset stamped at or after t."""
+    k = next((k for k in range(41) if T0 + k * 30_000 + 1 >= t), 41)
+    return 1000 * p + k
 
 
 def transactions(log: LogBuilder) -> None:
@@ -76,6 +98,8 @@ def test_report_tables_and_plots(tmp_path: Path) -> None:
                            "--out", str(out)], capture_output=True, text=True, timeout=280)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "3 groups, 1 stalled partitions, 0 bad batches" in done.stdout
+    lag_rows = read_lag(out)
+    assert f"{len(lag_rows)} lag rows" in done.stdout
 
     groups = {r["group"]: r for r in pq.read_table(out / "groups.parquet").to_pylist()}
     assert sorted(groups) == ["audit", "billing", "txn"]
@@ -90,6 +114,8 @@ def test_report_tables_and_plots(tmp_path: Path) -> None:
     assert billing["last_commit_time"].timestamp() * 1000 == T0 + 20 * MINUTE
     assert billing["stalled_partitions"] == ["orders-1"]
     assert groups["audit"]["stalled_partitions"] == [] and groups["audit"]["commits"] == 4
+    assert billing["lag"] == 1 + 31 + 1, "the log ends now: 41, 1041, 2041"
+    assert groups["audit"]["lag"] is None, "events has no directory: its lag is unknown"
 
     [stalled] = pq.read_table(out / "stalled.parquet").to_pylist()
     assert (stalled["group"], stalled["topic"], stalled["partition"], stalled["committed_offset"]) == ("billing", "orders", 1, 1010)
@@ -100,6 +126,31 @@ def test_report_tables_and_plots(tmp_path: Path) -> None:
     assert rows["billing"]["stalled_partitions"] == "orders-1" and rows["audit"]["generation"] == "4"
     assert read_csv(out / "stalled.csv")[0]["topic"] == "orders"
 
-    plots = [out / "commit_activity.png", out / "groups" / "billing.png", out / "groups" / "audit.png"]
+    plots = [out / "commit_activity.png", out / "groups" / "billing.png", out / "groups" / "audit.png", out / "lag.png"]
     for plot in plots:
         assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 10_000
+
+
+def read_lag(out: Path) -> list[dict[str, object]]:
+    """lag.parquet, checked against the definition: at each bucket's end (buckets of a minute
+    over billing's 20 minutes), the last offset committed by then against orders' end then."""
+    rows = pq.read_table(out / "lag.parquet").to_pylist()
+    width = MINUTE
+    ends = range(T0 // width * width + width, (T0 + 20 * MINUTE) // width * width + 2 * width, width)
+    # old committed orders-0 at 5 at T0 and was deleted at T0 + 20 minutes (the last bucket);
+    # audit and txn commit to events, which has no directory here: their lag is unknown.
+    expected = []
+    for p in range(3):
+        for end in ends:
+            step = max(s for s in range(41) if T0 + s * 30_000 < end)
+            committed = 1000 * p + (min(step, 10) if p == 1 else step)
+            expected.append(("billing", "orders", p, end, committed, orders_end(p, end),
+                             max(0, orders_end(p, end) - committed)))
+    expected += [("old", "orders", 0, end, 5, orders_end(0, end), max(0, orders_end(0, end) - 5)) for end in ends[:-1]]
+    got = [(r["group"], r["topic"], r["partition"], int(r["time"].timestamp() * 1000), r["committed_offset"],
+            r["log_end_offset"], r["lag"]) for r in rows]
+    assert got == expected
+    assert [r[-1] for r in got if r[:3] == ("billing", "orders", 1)][-1] == 1041 - 1010, "orders-1 stuck at 1010"
+    assert read_csv(out / "lag.csv")[0]["group"] == "billing"
+    assert {r["group"] for r in rows} == {"billing", "old"}
+    return rows

@@ -161,7 +161,8 @@ def test_metadata_auto_creates_topics_and_topics_survive_a_restart(tmp_path: Pat
         try:
             async with Client(again.port) as client:
                 response = await client.call(MetadataRequest(topics=None), MetadataResponse, 12)
-            assert [(t.name, len(t.partitions)) for t in response.topics] == [("auto", 3), ("declared", 2)]
+            assert [(t.name, len(t.partitions), t.is_internal) for t in response.topics] == [
+                ("auto", 3, False), ("declared", 2, False), ("__consumer_offsets", 4, True)]
         finally:
             await again.stop()
 

@@ -17,7 +17,8 @@ A deleted topic's partitions are closed and their directories renamed for deleti
 them are answered.
 
 A Fetch reads stored bytes (whole batches from the one holding the fetch offset, no record
-decoded) up to the high watermark; one that finds less than ``min_bytes`` waits in the fetch
+decoded) up to the high watermark, of data topics and of ``__consumer_offsets`` alike (its
+logs are the coordinator's, open while it owns them; produce to it is refused); one that finds less than ``min_bytes`` waits in the fetch
 purgatory (:mod:`groupcoord.server.delayed_fetch`) under its partitions, and the append that
 moves a partition's high watermark completes it.
 """
@@ -235,16 +236,20 @@ class ReplicaManager:
             self._on_high_watermark(TopicPartition(log.topic, log.partition))
 
     def partition(self, tp: TopicPartition) -> PartitionLog | None:
-        """The open log of a data topic's partition."""
-        if tp.topic == OFFSETS_TOPIC:
-            return None
-        return self.logs.log(tp)
+        """The open log of a partition: of a data topic, or of ``__consumer_offsets`` while
+        the coordinator owns (or loads) it here, which keeps it open."""
+        log = self.logs.log(tp)
+        if log is not None and tp.topic == OFFSETS_TOPIC and log.on_acknowledged is None:
+            # The coordinator opens these logs; a Fetch parked on one is woken by its appends.
+            log.on_acknowledged = self._acknowledged
+        return log
 
     def partition_error(self, tp: TopicPartition) -> Errors | None:
         """Why ``tp`` cannot be read or written here, or None: Kafka's
         UNKNOWN_TOPIC_OR_PARTITION for a partition not in the metadata, KAFKA_STORAGE_ERROR
         for one offline, and NOT_LEADER_OR_FOLLOWER for one known but not (yet, or any more)
-        open here."""
+        open here: so too a ``__consumer_offsets`` partition this node does not own, as Kafka
+        answers a partition led by another broker."""
         if not self.topics.has_partition(tp.topic, tp.partition):
             return Errors.UNKNOWN_TOPIC_OR_PARTITION
         if tp in self.offline:
@@ -386,8 +391,8 @@ class ReplicaManager:
     def read(self, tp: TopicPartition, offset: int, max_bytes: int, *, min_one: bool) -> ReadResult:
         """Read one partition of a Fetch (Kafka's ``ReplicaManager.readFromLog`` for a
         consumer: up to the high watermark)."""
-        error = self.partition_error(tp) if tp.topic != OFFSETS_TOPIC else Errors.UNKNOWN_TOPIC_OR_PARTITION
-        log = self.logs.log(tp)
+        error = self.partition_error(tp)
+        log = self.partition(tp)
         if error is not None or log is None:
             return ReadResult(error or Errors.NOT_LEADER_OR_FOLLOWER)
         high_watermark = log.high_watermark

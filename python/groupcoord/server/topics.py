@@ -233,9 +233,14 @@ class TopicRegistry:
         return len(self._by_name)
 
     def get(self, name: str) -> Topic | None:
+        """A data topic (``__consumer_offsets`` is :attr:`offsets_topic`)."""
         return self._by_name.get(name)
 
     def by_id(self, topic_id: uuid.UUID) -> Topic | None:
+        """A data topic, or ``__consumer_offsets``, by its topic id."""
+        offsets = self.offsets_topic
+        if offsets is not None and topic_id == offsets.topic_id:
+            return offsets
         return self._by_id.get(topic_id)
 
     def is_taken(self, name: str) -> bool:
@@ -250,6 +255,21 @@ class TopicRegistry:
             if other != name and other.replace(".", "_") == unified:
                 return other
         return None
+
+    def readable(self, name: str) -> Topic | None:
+        """A topic Fetch and ListOffsets read: a data topic or ``__consumer_offsets``."""
+        offsets = self.offsets_topic
+        return offsets if offsets is not None and name == OFFSETS_TOPIC else self._by_name.get(name)
+
+    @property
+    def offsets_topic(self) -> Topic | None:
+        """``__consumer_offsets`` (an internal topic: read, never produced to), once its
+        partition count is settled. Its topic id is derived from the cluster id, so it is the
+        same across restarts without being kept in the file."""
+        if self.offsets_topic_partitions is None:
+            return None
+        return Topic(OFFSETS_TOPIC, self.offsets_topic_partitions,
+                     uuid.uuid5(uuid.NAMESPACE_URL, f"kafka:{self.cluster_id}/{OFFSETS_TOPIC}"))
 
     def settle_offsets_topic_partitions(self, configured: int, existing: Iterable[int]) -> int:
         """``__consumer_offsets``' partition count: the one this file keeps, else (a new data
@@ -413,7 +433,8 @@ class TopicRegistry:
             await asyncio.shield(self._saving)
 
     def has_partition(self, name: str, partition: int) -> bool:
-        topic = self._by_name.get(name)
+        """Whether ``name`` (a data topic or ``__consumer_offsets``) has ``partition``."""
+        topic = self.readable(name)
         return topic is not None and 0 <= partition < topic.partitions
 
     def split_known(

@@ -22,7 +22,6 @@ import pyarrow as pa  # type: ignore[import-untyped]
 
 from groupcoord.format import codec
 from groupcoord.format import columns as C
-from groupcoord.spark.files import Split
 from groupcoord.format.batch_header import (
     LENGTH,
     LOG_OVERHEAD,
@@ -31,6 +30,7 @@ from groupcoord.format.batch_header import (
     OFFSET,
     PREFIX,
 )
+from groupcoord.spark.files import Split
 from groupcoord.storage.segment import batch_boundaries
 
 __all__ = [
@@ -38,8 +38,10 @@ __all__ = [
     "CORRUPT_RECORD_TYPE",
     "CorruptSegmentError",
     "Mode",
+    "Source",
     "bad_batch_rows",
     "scan",
+    "scan_buffer",
     "with_corrupt_column",
 ]
 
@@ -94,55 +96,79 @@ def scan(split: Split, mode: Mode = "PERMISSIVE", chunk_bytes: int = CHUNK_BYTES
             f"consumer_offsets: segment {segment.path} is gone since the query was planned (a log "
             "cleaner or retention removed it?): read a copy of a live log directory") from None
     with file as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as buf:
-        view = memoryview(buf)
-        try:
-            pos = split.start
-            legacy = False
-            while pos < split.end:
-                starts, stop = batch_boundaries(buf, pos, split.end)
-                # A log of legacy message sets: its batches, or the header that broke the walk.
-                magics = [buf[p + MAGIC_POSITION] for p in starts[:1] + starts[-1:] + [stop]
-                          if p + MAGIC_POSITION < split.end]
-                legacy = legacy or any(m < 2 for m in magics)
-                starts.append(stop)
-                resume = yield from _decode_batches(view, starts, split, mode, chunk_bytes, legacy)
-                if resume is not None:
-                    pos = resume
-                    continue
-                if stop >= split.end:
-                    break
-                pos = codec.next_valid_batch(view[:split.end], stop, legacy=legacy)
-                yield from _bad(BadBatch(segment.path, segment.partition, stop, pos - stop,
-                                         _header_problem(buf, stop, split.end), _base_offset(buf, stop)), mode)
-        finally:
-            view.release()
+        yield from scan_buffer(buf, Source(segment.path, segment.partition), split.start, split.end,
+                               mode, chunk_bytes)
 
 
-def _decode_batches(view: memoryview, starts: list[int], split: Split, mode: Mode,
+@dataclass(frozen=True)
+class Source:
+    """Where log bytes come from, as bad batches name it: a segment file, or a partition read
+    over the Kafka protocol; ``position`` is the buffer's first byte's position there."""
+
+    file: str
+    partition: int
+    position: int = 0
+    legacy: bool = False
+    """Known to be a log of legacy message sets (its earlier bytes were)."""
+
+
+def scan_buffer(buf: Any, source: Source, start: int, end: int, mode: Mode = "PERMISSIVE",
+                chunk_bytes: int = CHUNK_BYTES) -> Generator[Any, None, bool]:
+    """:func:`scan` over bytes ``[start, end)`` of ``buf`` (an mmap of a segment, or the
+    batches a Fetch returned), ``start`` a batch boundary; positions are reported as
+    ``source.position`` plus the position in ``buf``. Returns whether the bytes were a log of
+    legacy message sets."""
+    view = memoryview(buf)
+    legacy = source.legacy
+    try:
+        pos = start
+        while pos < end:
+            starts, stop = batch_boundaries(buf, pos, end)
+            # A log of legacy message sets: its batches, or the header that broke the walk.
+            magics = [buf[p + MAGIC_POSITION] for p in starts[:1] + starts[-1:] + [stop]
+                      if p + MAGIC_POSITION < end]
+            legacy = legacy or any(m < 2 for m in magics)
+            starts.append(stop)
+            resume = yield from _decode_batches(view, starts, end, source, mode, chunk_bytes, legacy)
+            if resume is not None:
+                pos = resume
+                continue
+            if stop >= end:
+                break
+            pos = codec.next_valid_batch(view[:end], stop, legacy=legacy)
+            yield from _bad(BadBatch(source.file, source.partition, source.position + stop, pos - stop,
+                                     _header_problem(buf, stop, end), _base_offset(buf, stop)), mode)
+    finally:
+        view.release()
+    return legacy
+
+
+def _decode_batches(view: memoryview, starts: list[int], end: int, source: Source, mode: Mode,
                     chunk_bytes: int, legacy: bool) -> Generator[Any, None, int | None]:
     """Decode the whole batches between consecutive ``starts`` in chunks. At a bad batch,
     stop: the damage runs to the next valid batch (as the log's corruption policy,
     :mod:`groupcoord.storage.damage`, reads it: a batch framed across damaged bytes may
     swallow valid ones), and where that is is returned, for the walk to take up again."""
-    partition = split.segment.partition
+    partition, base = source.partition, source.position
     i = 0
     while i < len(starts) - 1:
         j = min(bisect_right(starts, starts[i] + chunk_bytes, i + 1), len(starts) - 1)
         a, b = starts[i], starts[j]
         try:
-            yield codec.decode_arrow(view[a:b], partition=partition, position=a)
+            yield codec.decode_arrow(view[a:b], partition=partition, position=base + a)
             i = j
             continue
         except codec.CorruptRecordError as error:
-            position, reason = error.position, error.reason
+            position = error.position - base if error.position is not None else None
+            reason = error.reason
         if mode == "FAILFAST":
-            raise CorruptSegmentError(split.segment.path, position if position is not None else a, reason)
-        valid = codec.decode_arrow(view[a:b], partition=partition, position=a, stop_at_corruption=True)
+            raise CorruptSegmentError(source.file, base + (position if position is not None else a), reason)
+        valid = codec.decode_arrow(view[a:b], partition=partition, position=base + a, stop_at_corruption=True)
         if valid.num_rows:
             yield valid
         bad = max(i, bisect_right(starts, position if position is not None else a, i, j) - 1)
-        resume = codec.next_valid_batch(view[:split.end], starts[bad], legacy=legacy)
-        yield from _bad(BadBatch(split.segment.path, partition, starts[bad], resume - starts[bad],
+        resume = codec.next_valid_batch(view[:end], starts[bad], legacy=legacy)
+        yield from _bad(BadBatch(source.file, partition, base + starts[bad], resume - starts[bad],
                                  reason, _base_offset(view, starts[bad])), mode)
         return resume
     return None
@@ -159,7 +185,7 @@ def _base_offset(buf: Any, pos: int) -> int:
     return int(OFFSET.unpack_from(buf, pos)[0]) if pos + OFFSET.size <= len(buf) else -1
 
 
-def _header_problem(buf: mmap.mmap, pos: int, end: int) -> str:
+def _header_problem(buf: Any, pos: int, end: int) -> str:
     if pos + PREFIX.size > end:
         return f"{end - pos} bytes at the end are not a whole batch header"
     length = int(LENGTH.unpack_from(buf, pos + OFFSET.size)[0])

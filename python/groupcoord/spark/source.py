@@ -6,14 +6,19 @@ segments packed together up to ``maxSplitBytes``); the
 compacted view one per ``__consumer_offsets`` partition, whose splits are folded in offset
 order through :class:`groupcoord.format.compaction.Compactor` so that it is exact however the
 partition's segments are cut. ``read()`` yields Arrow record batches decoded in Rust.
+
+``.option("kafka.bootstrap.servers", "host:port")`` reads a live cluster instead
+(:mod:`groupcoord.spark.cluster`): one input partition per ``__consumer_offsets`` partition, its
+offsets fixed when the query is planned, its stored batches fetched over the Kafka protocol
+and decoded as a segment's are.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import groupby
+from itertools import chain, groupby
 from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
@@ -23,6 +28,12 @@ from pyspark.sql.types import StructType
 
 from groupcoord.format import codec
 from groupcoord.format.compaction import Compactor
+from groupcoord.spark.cluster import (
+    LivePartition,
+    parse_bootstrap,
+    plan_partitions,
+    scan_partition,
+)
 from groupcoord.spark.files import NAME, Split, plan
 from groupcoord.spark.scan import (
     CHUNK_BYTES,
@@ -42,19 +53,23 @@ MODES: tuple[Mode, ...] = ("PERMISSIVE", "DROPMALFORMED", "FAILFAST")
 DEFAULT_MAX_SPLIT_BYTES = 128 << 20
 OPEN_COST_BYTES = 4 << 20
 """What opening a split costs a task, in bytes read: Spark's ``openCostInBytes`` default."""
-OPTIONS = ("path", "paths", "view", "mode", "maxSplitBytes", "columnNameOfCorruptRecord")
+BOOTSTRAP_SERVERS = "kafka.bootstrap.servers"
+"""The option naming a live cluster, as Spark's own Kafka source names it."""
+OPTIONS = ("path", "paths", "view", "mode", "maxSplitBytes", "columnNameOfCorruptRecord", BOOTSTRAP_SERVERS)
 
 
 @dataclass(frozen=True)
 class Options:
-    """The source's options, checked: ``path``/``paths``, ``view``, ``mode``,
-    ``maxSplitBytes``, ``columnNameOfCorruptRecord``."""
+    """The source's options, checked: ``path``/``paths`` or ``kafka.bootstrap.servers``,
+    ``view``, ``mode``, ``maxSplitBytes`` (files only), ``columnNameOfCorruptRecord``."""
 
     paths: tuple[str, ...]
     view: str = "history"
     mode: Mode = "PERMISSIVE"
     max_split_bytes: int = DEFAULT_MAX_SPLIT_BYTES
     corrupt_column: str = "_corrupt_record"
+    bootstrap: tuple[tuple[str, int], ...] = ()
+    """The cluster to read, when the source reads one instead of paths."""
 
     @classmethod
     def parse(cls, options: Any) -> Options:
@@ -78,8 +93,16 @@ class Options:
             paths.extend(listed)
         if "path" in options:
             paths.append(options["path"])
-        if not paths:
-            raise ValueError("consumer_offsets: give a path: .load(PATH) or .option('path', PATH)")
+        servers = options.get(BOOTSTRAP_SERVERS, options.get(BOOTSTRAP_SERVERS.lower()))
+        bootstrap = tuple(parse_bootstrap(str(servers))) if servers is not None else ()
+        if bootstrap and paths:
+            raise ValueError(f"consumer_offsets: give paths or {BOOTSTRAP_SERVERS}, not both")
+        if bootstrap and any(o.lower() == "maxsplitbytes" for o in options):
+            raise ValueError(f"consumer_offsets: maxSplitBytes cuts segment files; with {BOOTSTRAP_SERVERS} "
+                             "each __consumer_offsets partition is one input partition")
+        if not paths and not bootstrap:
+            raise ValueError("consumer_offsets: give a path: .load(PATH) or .option('path', PATH), or a "
+                             f"cluster: .option('{BOOTSTRAP_SERVERS}', 'host:port')")
         view = get("view", "history").lower()
         if view not in VIEWS:
             raise ValueError(f"consumer_offsets: view must be one of {', '.join(VIEWS)}, not {view!r}")
@@ -95,7 +118,7 @@ class Options:
             not_this = "empty" if not corrupt_column else f"that of the column {taken!r}"
             raise ValueError(f"consumer_offsets: columnNameOfCorruptRecord {corrupt_column!r} must be a new "
                              f"column's name, not {not_this}")
-        return cls(tuple(paths), view, mode, int(max_split), corrupt_column)
+        return cls(tuple(paths), view, mode, int(max_split), corrupt_column, bootstrap)
 
 
 def arrow_schema(options: Options) -> Any:
@@ -131,17 +154,25 @@ class ConsumerOffsetsReader(DataSourceReader):
         self.options = options
 
     def partitions(self) -> Sequence[InputPartition]:
+        if self.options.bootstrap:
+            return [InputPartition(p) for p in plan_partitions(self.options.bootstrap)]
         splits = plan(self.options.paths, self.options.max_split_bytes)
         if self.options.view == "history":
             return [InputPartition(tuple(run)) for run in pack(splits, self.options.max_split_bytes)]
         return [InputPartition(tuple(group)) for _, group in groupby(splits, lambda s: s.segment.partition)]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
-        splits: tuple[Split, ...] = partition.value or ()  # Spark reads one empty partition when there are none
+        mode = self.options.mode
+        items: Iterable[Any]
+        if isinstance(partition.value, LivePartition):
+            items = scan_partition(partition.value, mode, CHUNK_BYTES)
+        else:
+            splits: tuple[Split, ...] = partition.value or ()  # Spark reads one empty partition when there are none
+            items = chain.from_iterable(scan(split, mode, CHUNK_BYTES) for split in splits)
         schema = arrow_schema(self.options)
         if self.options.view == "history":
-            return _history(splits, self.options.mode, schema)
-        return _compacted(splits, self.options.mode, schema)
+            return _history(items, mode, schema)
+        return _compacted(items, mode, schema)
 
 
 def pack(splits: Sequence[Split], max_bytes: int) -> list[list[Split]]:
@@ -162,27 +193,27 @@ def pack(splits: Sequence[Split], max_bytes: int) -> list[list[Split]]:
     return runs
 
 
-def _history(splits: Sequence[Split], mode: Mode, schema: Any) -> Iterator[Any]:
+def _history(items: Iterable[Any], mode: Mode, schema: Any) -> Iterator[Any]:
+    """The rows of what a scan found (record batches and :class:`BadBatch`es)."""
     permissive = mode == "PERMISSIVE"
-    for split in splits:
-        for item in scan(split, mode, CHUNK_BYTES):
-            if isinstance(item, BadBatch):
-                yield bad_batch_rows([item], schema)
-            elif permissive:
-                yield with_corrupt_column(item, schema)
-            else:
-                yield item
+    for item in items:
+        if isinstance(item, BadBatch):
+            yield bad_batch_rows([item], schema)
+        elif permissive:
+            yield with_corrupt_column(item, schema)
+        else:
+            yield item
 
 
-def _compacted(splits: Sequence[Split], mode: Mode, schema: Any) -> Iterator[Any]:
+def _compacted(items: Iterable[Any], mode: Mode, schema: Any) -> Iterator[Any]:
+    """What a scan of one log partition found, in offset order, folded to its live keys."""
     compactor = Compactor()
     bad: list[BadBatch] = []
-    for split in splits:
-        for item in scan(split, mode, CHUNK_BYTES):
-            if isinstance(item, BadBatch):
-                bad.append(item)
-            else:
-                compactor.add(item)
+    for item in items:
+        if isinstance(item, BadBatch):
+            bad.append(item)
+        else:
+            compactor.add(item)
     live = compactor.result()
     if live is not None:
         for batch in live.to_batches(max_chunksize=1 << 16):

@@ -1,4 +1,4 @@
-"""Fetch (key 1): records read from the data topics' logs, long-polled in the purgatory.
+"""Fetch (key 1): records read from the topics' logs, long-polled in the purgatory.
 
 Kafka's ``KafkaApis.handleFetchRequest`` and ``ReplicaManager.fetchMessages`` for a consumer
 on one node: each partition is read (:meth:`ReplicaManager.read`: whole stored batches from
@@ -16,6 +16,14 @@ Version notes:
 - v4+: isolation_level, last_stable_offset and aborted transactions (null for
   read_uncommitted, empty for read_committed: no transaction is ever aborted here); v5+
   log_start_offset.
+
+``__consumer_offsets`` is read as any topic, from the logs the coordinator writes, up to their
+high watermark: a commit is readable once its append is acknowledged (written and fsynced as
+``log.flush.interval.messages`` asks), never before. Its partitions this node does not own
+answer NOT_LEADER_OR_FOLLOWER, as Kafka answers a partition led elsewhere. Its last stable
+offset is its high watermark too: groupcoord writes no transactional offset commit (it serves
+no TxnOffsetCommit), and the log does not track the transactions of a Kafka log copied in
+(read_committed then reads them as read_uncommitted would).
 - v7+: incremental fetch sessions (KIP-227, :mod:`groupcoord.server.fetch_sessions`): a
   session's later requests name only what changed, and its answers hold only the partitions
   with something new. A parked Fetch updates its session when it answers.
@@ -81,10 +89,13 @@ class _TopicNames(Mapping[UUID, str]):
         return topic.name
 
     def __iter__(self) -> Iterator[UUID]:
-        return (topic.topic_id for topic in self._topics)
+        offsets = self._topics.offsets_topic
+        yield from (topic.topic_id for topic in self._topics)
+        if offsets is not None:
+            yield offsets.topic_id
 
     def __len__(self) -> int:
-        return len(self._topics)
+        return len(self._topics) + (self._topics.offsets_topic is not None)
 
 
 def _key(broker: Broker, name: str, topic_id: UUID, partition: int, by_id: bool) -> TopicKey:
@@ -143,7 +154,7 @@ def fetch(broker: Broker, request: FetchRequest, ctx: RequestContext) -> None:
         failed = False
         results: dict[TopicKey, PartitionData] = {}
         for key, wants in wanted:
-            if key.topic is None or not broker.topics.get(key.topic):
+            if key.topic is None or not broker.topics.readable(key.topic):
                 failed = True
                 results[key] = _failed(key.partition, unknown)
                 continue

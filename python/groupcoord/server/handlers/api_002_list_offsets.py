@@ -1,4 +1,5 @@
-"""ListOffsets (key 2): offsets by timestamp, from the data topics' logs.
+"""ListOffsets (key 2): offsets by timestamp, from the topics' logs (``__consumer_offsets``'s
+too, where this node owns the partition: NOT_LEADER_OR_FOLLOWER elsewhere).
 
 Kafka's ``ReplicaManager.fetchOffsetForTimestamp`` for a consumer on one node:
 

@@ -5,8 +5,15 @@ allow_auto_topic_creation; before v4 always) and auto.create.topics.enable is on
 num.partitions partitions: as in Kafka, the answer is LEADER_NOT_AVAILABLE (no partitions)
 until the topic is saved, off the event loop, and the client asks again; otherwise they are
 answered UNKNOWN_TOPIC_OR_PARTITION. An
-illegal name gets INVALID_TOPIC_EXCEPTION. ``__consumer_offsets`` is not listed (its data is
-not served by Fetch).
+illegal name gets INVALID_TOPIC_EXCEPTION.
+
+``__consumer_offsets`` is listed as Kafka lists it, with is_internal set: among every topic
+when all are asked for (clients leave it out themselves, by ``exclude.internal.topics``), and
+when named. Its partitions this node owns (or is loading) are led here; the others answer as
+Kafka answers a partition whose leader is not available (``KRaftMetadataCache`` for a leader
+not among the live brokers): LEADER_NOT_AVAILABLE, leader -1, no replicas, so that a client
+waits for a leader instead of fetching from this node (another node may own the partition;
+this one does not know which).
 
 Version notes:
 
@@ -25,7 +32,6 @@ Version notes:
 from __future__ import annotations
 
 from groupcoord.errors import Errors
-from groupcoord.protocol.primitives import ZERO_UUID
 from groupcoord.protocol.messages.metadata import (
     AUTHORIZED_OPERATIONS_OMITTED,
     MetadataRequest,
@@ -34,9 +40,10 @@ from groupcoord.protocol.messages.metadata import (
     MetadataResponsePartition,
     MetadataResponseTopic,
 )
+from groupcoord.protocol.primitives import ZERO_UUID
 from groupcoord.server.broker import Broker
 from groupcoord.server.registry import RequestContext, handler
-from groupcoord.server.topics import Topic
+from groupcoord.server.topics import OFFSETS_TOPIC, Topic
 
 TOPIC_OPERATIONS = sum(1 << op for op in (3, 4, 5, 6, 7, 8, 10, 11))
 """READ, WRITE, CREATE, DELETE, ALTER, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS."""
@@ -64,8 +71,11 @@ def metadata(broker: Broker, request: MetadataRequest, ctx: RequestContext) -> N
     if wanted and version < 12 and any(t.name is None or t.topic_id != ZERO_UUID for t in wanted):
         ctx.respond(_error_response(request, version, Errors.INVALID_REQUEST))
         return
+    offsets = broker.topics.offsets_topic
     if wanted is None or (version == 0 and not wanted):
         topics = [_describe(broker, t, operations) for t in broker.topics]
+        if offsets is not None:
+            topics.append(_describe(broker, offsets, operations))
     else:
         allow_create = broker.config.auto_create_topics_enable and (
             version < 4 or request.allow_auto_topic_creation
@@ -80,7 +90,7 @@ def metadata(broker: Broker, request: MetadataRequest, ctx: RequestContext) -> N
                                                topic_id=entry.topic_id)
                 )
                 continue
-            topic = broker.topics.get(entry.name)
+            topic = broker.topics.readable(entry.name)
             error = Errors.UNKNOWN_TOPIC_OR_PARTITION
             if topic is None and allow_create:
                 error = broker.topics.create(entry.name, broker.config.num_partitions)
@@ -102,17 +112,28 @@ def metadata(broker: Broker, request: MetadataRequest, ctx: RequestContext) -> N
 
 
 def _describe(broker: Broker, topic: Topic, operations: int) -> MetadataResponseTopic:
-    node_id = broker.node.node_id
+    """A topic led here; ``__consumer_offsets`` is internal, and led here only where this
+    node owns (or loads) the partition."""
+    internal = topic.name == OFFSETS_TOPIC
     return MetadataResponseTopic(
         name=topic.name,
         topic_id=topic.topic_id,
+        is_internal=internal,
         partitions=[
-            MetadataResponsePartition(
-                partition_index=p, leader_id=node_id, leader_epoch=0,
-                replica_nodes=[node_id], isr_nodes=[node_id],
-            )
+            _partition(broker.node.node_id, p, led=not internal or broker.serves_partition(p))
             for p in range(topic.partitions)
         ],
         topic_authorized_operations=operations,
     )
 
+
+def _partition(node_id: int, partition: int, *, led: bool) -> MetadataResponsePartition:
+    if not led:
+        return MetadataResponsePartition(
+            error_code=Errors.LEADER_NOT_AVAILABLE, partition_index=partition, leader_id=-1,
+            leader_epoch=0, replica_nodes=[], isr_nodes=[],
+        )
+    return MetadataResponsePartition(
+        partition_index=partition, leader_id=node_id, leader_epoch=0,
+        replica_nodes=[node_id], isr_nodes=[node_id],
+    )
