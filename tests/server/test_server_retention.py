@@ -138,10 +138,9 @@ def test_delete_records_from_the_admin_clients_moves_the_log_start_durably(serve
         assert log_start(server.bootstrap, "trimmed") == 10
         with pytest.raises(KafkaError, match="OffsetOutOfRange"):
             admin.delete_records({tp: 31})
-        # __consumer_offsets is refused as Kafka refuses it (sent straight to the node:
-        # Metadata does not list the internal topic here).
+        # __consumer_offsets is refused as Kafka refuses it.
         with pytest.raises(KafkaError, match="InvalidTopic"):
-            admin.delete_records({TopicPartition("__consumer_offsets", 0): 0}, partition_leader_id=0)
+            admin.delete_records({TopicPartition("__consumer_offsets", 0): 0})
     finally:
         admin.close()
 
