@@ -488,9 +488,12 @@ class LogManager:
 
     def _delete_old_segments(self, log: PartitionLog, now_ms: int) -> int:
         """Delete what retention deletes of ``log`` (blocking); -1 when the active segment
-        must be rolled first. Holds the log's ``clean_lock``: the cleaner does not replace
-        segments meanwhile."""
-        with log.clean_lock:
+        must be rolled first. Holds the log's ``clean_lock``, so that the cleaner does not
+        replace segments meanwhile; a log the cleaner is rewriting is left to the next check
+        rather than holding up the other partitions' retention behind a whole pass."""
+        if not log.clean_lock.acquire(blocking=False):
+            return 0
+        try:
             if log.closed or not log.writable or log.failed is not None:
                 return 0
             deletable = deletable_segments(log, now_ms)
@@ -503,6 +506,8 @@ class LogManager:
             if log.producer_state is not None:
                 log.producer_state.delete_snapshots_before(log.segments[0].base_offset)
             self.checkpoint_log_start_offset(log)
+        finally:
+            log.clean_lock.release()
         logger.info("%s: deleted %d segments by retention; the log now starts at offset %d",
                     log.directory.name, len(deletable), log.log_start_offset)
         self.segments_deleted += len(deletable)
