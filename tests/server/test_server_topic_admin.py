@@ -165,7 +165,8 @@ def test_a_deleted_topic_takes_its_data_offsets_parked_fetches_and_sessions(
         opened = exchange(session, fetch(old_id, 0, epoch=0), FetchResponse, 13)
         assert opened.error_code == Errors.NONE and opened.session_id > 0
         parked.sendall(framed(request_frame(fetch(old_id, 5, max_wait_ms=60_000, min_bytes=1 << 20), 13, 7, "t")))
-        time.sleep(0.3)
+        wait_for(lambda: server.metrics()['groupcoord_purgatory_delayed{purgatory="fetch"}'] == 1, WAIT_S,
+                 "the Fetch to park")
         started = time.monotonic()
         deleted = admin.delete_topics(["doomed"])
         assert [(t["name"], t["error_code"]) for t in deleted["topics"]] == [("doomed", 0)]
