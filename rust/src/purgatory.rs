@@ -12,21 +12,35 @@
 //! Python bindings drive it that way; [`Purgatory::try_complete_else_watch`] and
 //! [`Purgatory::check_and_complete`] are the same sequences for operations written in Rust.
 //!
+//! ## One entry per operation, indexed by the watcher lists
+//! A watched operation owns one timer entry from the moment it is first watched: the entry
+//! holds the operation's handle (the only one the purgatory keeps) and is *idle* until the
+//! timer is armed. Watcher lists hold the entry's [`TimerKey`], not the operation: an
+//! operation is complete, as far as the watcher lists are concerned, exactly when its key is
+//! stale. Completing, expiring or cancelling an operation for good releases its entry, and
+//! every reference to it in the watcher lists becomes stale at once without being touched;
+//! a purge reads only the slab to find them, never the operations.
+//!
 //! ## Why try, watch, try again, then arm the timer
 //! `try_complete_else_watch(op, keys)` first tries to complete `op`; if that fails it watches
 //! `op` under every key, tries once more, and only then arms its timer. The second try closes
 //! a lost-wakeup gap: if the condition became true after the first try but before `op` was in
 //! the watcher lists, the `check_and_complete` that announced it could not see `op`, and
 //! nobody would try it again until it expired. Arming the timer last means an operation that
-//! completed in either try never enters the timer, so the timer's size stays exactly the
-//! number of pending operations (Kafka's `numDelayed()`), which the purge rule relies on.
+//! completed in either try is never armed, so the armed count stays exactly the number of
+//! pending operations (Kafka's `numDelayed()`), which the purge rule relies on.
 //!
-//! ## Lingering operations and the purge rule
-//! An operation completed through one key (or forced complete, or expired) stays in the
-//! watcher lists of its other keys until someone checks them. `estimated` counts operations
-//! ever watched since the last purge; when `estimated - pending > purge_interval`, every
-//! watcher list is swept of completed operations and empty lists are removed, so memory
-//! follows the live operations (Kafka's `purgeInterval`, default 1000).
+//! ## Lingering references and the purge rule
+//! An operation completed through one key (or forced complete, or expired) leaves stale
+//! references in the watcher lists of its other keys until someone checks them. `estimated`
+//! counts operations ever watched since the last purge; when `estimated - pending >
+//! purge_interval`, every watcher list is swept of stale references and empty lists are
+//! removed, so memory follows the live operations (Kafka's `purgeInterval`, default 1000).
+//!
+//! ## Cancellation
+//! `cancel_for_key(key)` disarms the operations watched under `key` without completing them,
+//! as Kafka's `cancelForKey` does: one still watched under another key stays there (idle, not
+//! pending) and may yet be completed through it; one watched nowhere else is released.
 //!
 //! ## Deadline operations
 //! A deadline is a native operation with no condition, one per key: the heartbeat cycle
@@ -40,18 +54,11 @@ use std::hash::{BuildHasher, Hash};
 
 use crate::timer::{Timer, TimerKey};
 
-/// What the purgatory needs to know about an operation it watches: whether it completed, and
-/// where its timer entry is. Implementations use interior mutability.
-pub trait Operation: Clone {
-    fn is_completed(&self) -> bool;
-    fn timer_key(&self) -> Option<TimerKey>;
-    fn set_timer_key(&self, key: Option<TimerKey>);
-}
-
-/// A timer entry: a watched operation, or the deadline of a key with its payload.
+/// A timer entry: a watched operation with the number of references to it in the watcher
+/// lists, or the deadline of a key with its payload.
 #[derive(Debug)]
 pub enum Item<K, O, D> {
-    Operation(O),
+    Operation { op: O, watches: u32 },
     Deadline(K, D),
 }
 
@@ -65,15 +72,23 @@ pub enum Visited<'a, K, O, D> {
 /// Everything a [`Purgatory::shutdown`] took out, for the caller to drop when it is safe to.
 pub struct Released<K, O, D, S> {
     pub items: Vec<Item<K, O, D>>,
-    pub watchers: HashMap<K, Vec<O>, S>,
+    pub watchers: HashMap<K, Vec<TimerKey>, S>,
     pub deadlines: HashMap<K, TimerKey, S>,
+}
+
+/// An operation [`Purgatory::cancel_for_key`] cancelled, and whether its entry was released
+/// (it was watched under no other key) or kept idle.
+pub struct Cancelled<O> {
+    pub op: O,
+    pub key: TimerKey,
+    pub released: bool,
 }
 
 /// Kafka's `DelayedOperationPurgatory` over the timing wheel. `K` is the key type, `O` the
 /// operation handle, `D` the payload of a deadline (for Python: its expiration callback).
 pub struct Purgatory<K, O, D, S> {
     timer: Timer<Item<K, O, D>>,
-    watchers: HashMap<K, Vec<O>, S>,
+    watchers: HashMap<K, Vec<TimerKey>, S>,
     deadlines: HashMap<K, TimerKey, S>,
     estimated: usize,
     purge_interval: usize,
@@ -83,7 +98,7 @@ pub struct Purgatory<K, O, D, S> {
 impl<K, O, D, S> Purgatory<K, O, D, S>
 where
     K: Hash + Eq + Clone,
-    O: Operation,
+    O: Clone,
     S: BuildHasher + Default,
 {
     pub fn new(start_ms: i64, purge_interval: usize) -> Self {
@@ -105,53 +120,88 @@ where
         self.shut_down
     }
 
-    /// Adds `op` to the watcher list of every key (Kafka's `watchForOperation`).
-    pub fn watch(&mut self, op: &O, keys: &[K]) {
+    /// Whether `entry` is an operation's live entry here (watched, armed or not).
+    pub fn is_live(&self, entry: TimerKey) -> bool {
+        self.timer.is_live(entry)
+    }
+
+    /// Whether `entry` is an operation's entry whose timer is armed (it is pending).
+    pub fn is_armed(&self, entry: TimerKey) -> bool {
+        self.timer.is_armed(entry)
+    }
+
+    /// Adds an operation to the watcher list of every key (Kafka's `watchForOperation`) and
+    /// returns its entry: `entry` if it is live (an operation cancelled here and watched
+    /// again), else a new idle one holding `op()`.
+    pub fn watch(
+        &mut self,
+        entry: Option<TimerKey>,
+        op: impl FnOnce() -> O,
+        keys: &[K],
+    ) -> TimerKey {
+        let entry = match entry.filter(|&e| self.timer.is_live(e)) {
+            Some(entry) => entry,
+            None => self.timer.allocate(Item::Operation {
+                op: op(),
+                watches: 0,
+            }),
+        };
         for key in keys {
             match self.watchers.get_mut(key) {
-                Some(list) => list.push(op.clone()),
+                Some(list) => list.push(entry),
                 None => {
-                    self.watchers.insert(key.clone(), vec![op.clone()]);
+                    self.watchers.insert(key.clone(), vec![entry]);
                 }
             }
         }
-        self.estimated += 1;
-    }
-
-    /// Arms `op`'s timer at `now + delay_ms` (saturating).
-    pub fn arm(&mut self, op: &O, delay_ms: i64) {
-        let expiration = self.now_ms().saturating_add(delay_ms);
-        let key = self.timer.insert(expiration, Item::Operation(op.clone()));
-        op.set_timer_key(Some(key));
-    }
-
-    /// Takes `op` out of the timer (it completed or was cancelled). True if it was armed.
-    pub fn disarm(&mut self, op: &O) -> bool {
-        let Some(key) = op.timer_key() else {
-            return false;
-        };
-        op.set_timer_key(None);
-        self.timer.cancel(key).is_some()
-    }
-
-    /// Cancels a timer entry by its key (an operation completed by its own code).
-    pub fn cancel_timer_entry(&mut self, key: TimerKey) -> Option<Item<K, O, D>> {
-        self.timer.cancel(key)
-    }
-
-    /// A copy of the operations watched under `key`, for the caller to try one by one.
-    pub fn watched_under(&self, key: &K) -> Option<Vec<O>> {
-        self.watchers.get(key).cloned()
-    }
-
-    /// Drops completed operations from `key`'s watcher list, and the list if it is empty.
-    pub fn prune(&mut self, key: &K) {
-        if let Some(list) = self.watchers.get_mut(key) {
-            list.retain(|op| !op.is_completed());
-            if list.is_empty() {
-                self.watchers.remove(key);
-            }
+        if let Some(Item::Operation { watches, .. }) = self.timer.get_mut(entry) {
+            *watches = watches.saturating_add(keys.len() as u32);
         }
+        self.estimated += 1;
+        entry
+    }
+
+    /// Arms a watched operation's timer at `now + delay_ms` (saturating). False if `entry`
+    /// is stale or already armed.
+    pub fn arm(&mut self, entry: TimerKey, delay_ms: i64) -> bool {
+        let expiration = self.now_ms().saturating_add(delay_ms);
+        self.timer.arm(entry, expiration)
+    }
+
+    /// Releases an operation's entry: it completed (by its own code or by expiry). Returns
+    /// the handle the entry held, for the caller to drop outside any borrow.
+    pub fn complete(&mut self, entry: TimerKey) -> Option<O> {
+        match self.timer.get(entry)? {
+            Item::Operation { .. } => match self.timer.cancel(entry)? {
+                Item::Operation { op, .. } => Some(op),
+                Item::Deadline(..) => None,
+            },
+            Item::Deadline(..) => None,
+        }
+    }
+
+    /// The operations watched under `key` and not completed, for the caller to try one by one.
+    pub fn watched_under(&self, key: &K) -> Vec<(TimerKey, O)> {
+        let Some(list) = self.watchers.get(key) else {
+            return Vec::new();
+        };
+        list.iter()
+            .filter_map(|&entry| match self.timer.get(entry)? {
+                Item::Operation { op, .. } => Some((entry, op.clone())),
+                Item::Deadline(..) => None,
+            })
+            .collect()
+    }
+
+    /// Drops stale references from `key`'s watcher list, and the list if it is empty.
+    /// Returns the key of a removed list, for the caller to drop outside any borrow.
+    pub fn prune(&mut self, key: &K) -> Option<K> {
+        let list = self.watchers.get_mut(key)?;
+        list.retain(|&entry| self.timer.is_live(entry));
+        if list.is_empty() {
+            return self.watchers.remove_entry(key).map(|(k, _)| k);
+        }
+        None
     }
 
     /// Completes the deadline pending under `key`, if any, and watches a new one expiring at
@@ -187,18 +237,34 @@ where
     }
 
     /// Stops watching `key`: cancels its deadline and every not-yet-completed operation watched
-    /// under it (without completing them) and returns those operations. A cancelled operation
-    /// stays in its other keys' watcher lists, as in Kafka.
-    pub fn cancel_for_key(&mut self, key: &K) -> (Vec<O>, Option<D>) {
+    /// under it (without completing them) and returns those operations, in list order. A
+    /// cancelled operation stays in its other keys' watcher lists, as in Kafka, idle; one
+    /// watched under no other key is released.
+    pub fn cancel_for_key(&mut self, key: &K) -> (Vec<Cancelled<O>>, Option<D>, Option<K>) {
         let deadline = self.complete_deadline(key);
-        let Some(list) = self.watchers.remove(key) else {
-            return (Vec::new(), deadline);
+        let Some((key, list)) = self.watchers.remove_entry(key) else {
+            return (Vec::new(), deadline, None);
         };
-        let cancelled: Vec<O> = list.into_iter().filter(|op| !op.is_completed()).collect();
-        for op in &cancelled {
-            self.disarm(op);
+        let mut cancelled = Vec::new();
+        for entry in list {
+            self.timer.disarm(entry);
+            let (op, last) = match self.timer.get_mut(entry) {
+                Some(Item::Operation { op, watches }) => {
+                    *watches = watches.saturating_sub(1);
+                    (op.clone(), *watches == 0)
+                }
+                _ => continue,
+            };
+            if last {
+                self.timer.cancel(entry);
+            }
+            cancelled.push(Cancelled {
+                op,
+                key: entry,
+                released: last,
+            });
         }
-        (cancelled, deadline)
+        (cancelled, deadline, Some(key))
     }
 
     /// Moves the clock to `now_ms` (never backwards) and queues what is due; returns how many
@@ -207,49 +273,46 @@ where
         self.timer.advance(now_ms)
     }
 
-    /// The next expired entry, taken out of the timer (and, for a deadline, out of its key).
-    pub fn pop_expired(&mut self) -> Option<Item<K, O, D>> {
+    /// The next expired entry, released (and, for a deadline, taken out of its key), with
+    /// the key it had.
+    pub fn pop_expired(&mut self) -> Option<(TimerKey, Item<K, O, D>)> {
         let (timer_key, _, item) = self.timer.pop_due()?;
-        match &item {
-            Item::Operation(op) => op.set_timer_key(None),
-            Item::Deadline(key, _) => {
-                if self.deadlines.get(key) == Some(&timer_key) {
-                    self.deadlines.remove(key);
-                }
+        if let Item::Deadline(key, _) = &item {
+            if self.deadlines.get(key) == Some(&timer_key) {
+                self.deadlines.remove(key);
             }
         }
-        Some(item)
+        Some((timer_key, item))
     }
 
-    /// Kafka's purge rule: after an `advance`, sweep completed operations out of every watcher
-    /// list when more than `purge_interval` may linger there. Returns the swept operations
-    /// (`None` if it did not sweep), so that the caller releases them outside any borrow.
-    pub fn maybe_purge(&mut self) -> Option<Vec<O>> {
+    /// Kafka's purge rule: after an `advance`, sweep stale references out of every watcher
+    /// list when more than `purge_interval` may linger there. Reads only the slab. Returns
+    /// the keys of the lists it removed (`None` if it did not sweep), so that the caller
+    /// drops them outside any borrow.
+    pub fn maybe_purge(&mut self) -> Option<Vec<K>> {
         let pending = self.timer.len().saturating_sub(self.deadlines.len());
         if self.estimated.saturating_sub(pending) <= self.purge_interval {
             return None;
         }
         self.estimated = pending;
-        let mut swept = Vec::new();
-        self.watchers.retain(|_, list| {
-            list.retain(|op| {
-                let completed = op.is_completed();
-                if completed {
-                    swept.push(op.clone());
-                }
-                !completed
-            });
+        let timer = &self.timer;
+        let mut emptied = Vec::new();
+        self.watchers.retain(|key, list| {
+            list.retain(|&entry| timer.is_live(entry));
+            if list.is_empty() {
+                emptied.push(key.clone());
+            }
             !list.is_empty()
         });
-        Some(swept)
+        Some(emptied)
     }
 
     /// When the next entry is due (see [`Timer::next_expiration_ms`]).
-    pub fn next_expiration_ms(&self) -> Option<i64> {
+    pub fn next_expiration_ms(&mut self) -> Option<i64> {
         self.timer.next_expiration_ms()
     }
 
-    /// Operations in watcher lists, once per key; each pending deadline counts once.
+    /// References in watcher lists, once per key; each pending deadline counts once.
     pub fn watched(&self) -> usize {
         self.watchers.values().map(Vec::len).sum::<usize>() + self.deadlines.len()
     }
@@ -259,80 +322,69 @@ where
         self.timer.len()
     }
 
-    /// Every timer payload, watcher-list key and watched operation (for a garbage
-    /// collector's traversal).
+    /// Every live operation and deadline payload, watcher-list key and deadline key (for a
+    /// garbage collector's traversal).
     pub fn visit(&self, mut f: impl FnMut(Visited<'_, K, O, D>)) {
         for item in self.timer.values() {
             match item {
-                Item::Operation(op) => f(Visited::Operation(op)),
+                Item::Operation { op, .. } => f(Visited::Operation(op)),
                 Item::Deadline(key, payload) => {
                     f(Visited::Key(key));
                     f(Visited::Payload(payload));
                 }
             }
         }
-        for (key, list) in &self.watchers {
-            f(Visited::Key(key));
-            list.iter().for_each(|op| f(Visited::Operation(op)));
-        }
+        self.watchers.keys().for_each(|key| f(Visited::Key(key)));
         self.deadlines.keys().for_each(|key| f(Visited::Key(key)));
     }
 
-    /// Drops everything without completing it. Returns what was pending in the timer and the
-    /// watcher lists, so that the caller releases them outside any borrow.
+    /// Drops everything without completing it. Returns what the timer and the watcher lists
+    /// held, so that the caller releases them outside any borrow.
     pub fn shutdown(&mut self) -> Released<K, O, D, S> {
         self.shut_down = true;
-        let items = self.timer.drain();
-        for item in &items {
-            if let Item::Operation(op) = item {
-                op.set_timer_key(None);
-            }
-        }
         self.estimated = 0;
         Released {
-            items,
+            items: self.timer.drain(),
             watchers: std::mem::take(&mut self.watchers),
             deadlines: std::mem::take(&mut self.deadlines),
         }
     }
 
-    /// Kafka's `tryCompleteElseWatch` for operations whose code is Rust: `try_complete` is the
-    /// operation's condition check (it completes the operation itself when the condition holds
-    /// and returns whether it did). Returns true if the operation completed here.
+    /// Kafka's `tryCompleteElseWatch` for operations whose code is Rust. `try_complete` is
+    /// the operation's condition check: it returns true when the condition holds, and this
+    /// completes the operation. Returns the operation's entry if it is now pending, `None`
+    /// if it completed here.
     pub fn try_complete_else_watch(
         &mut self,
         op: &O,
         delay_ms: i64,
         keys: &[K],
-        mut try_complete: impl FnMut(&mut Self, &O) -> bool,
-    ) -> bool {
-        if try_complete(self, op) {
-            return true;
+        mut try_complete: impl FnMut(&O) -> bool,
+    ) -> Option<TimerKey> {
+        if try_complete(op) {
+            return None;
         }
-        self.watch(op, keys);
-        if try_complete(self, op) {
-            return true;
+        let entry = self.watch(None, || op.clone(), keys);
+        if try_complete(op) {
+            self.complete(entry);
+            return None;
         }
-        if !op.is_completed() {
-            self.arm(op, delay_ms);
-        }
-        false
+        self.arm(entry, delay_ms);
+        Some(entry)
     }
 
-    /// Kafka's `checkAndComplete` for operations whose code is Rust. Returns how many
-    /// completed.
+    /// Kafka's `checkAndComplete` for operations whose code is Rust. Returns the operations
+    /// that completed (their entries released).
     pub fn check_and_complete(
         &mut self,
         key: &K,
-        mut try_complete: impl FnMut(&mut Self, &O) -> bool,
-    ) -> usize {
-        let Some(ops) = self.watched_under(key) else {
-            return 0;
-        };
-        let mut completed = 0;
-        for op in &ops {
-            if !op.is_completed() && try_complete(self, op) {
-                completed += 1;
+        mut try_complete: impl FnMut(&O) -> bool,
+    ) -> Vec<O> {
+        let mut completed = Vec::new();
+        for (entry, op) in self.watched_under(key) {
+            if self.timer.is_live(entry) && try_complete(&op) {
+                self.complete(entry);
+                completed.push(op);
             }
         }
         self.prune(key);
@@ -347,57 +399,55 @@ mod tests {
     use std::collections::hash_map::RandomState;
     use std::rc::Rc;
 
-    /// A test operation: completes when `ready` is set; records what happened to it.
+    /// A test operation: its condition holds when `ready` is set; it counts what happened.
     #[derive(Debug, Default)]
     struct Fake {
         ready: Cell<bool>,
-        completed: Cell<bool>,
         completions: Cell<u32>,
         expirations: Cell<u32>,
-        timer: Cell<Option<TimerKey>>,
     }
 
-    #[derive(Clone, Debug, Default)]
-    struct Op(Rc<Fake>);
-
-    impl Operation for Op {
-        fn is_completed(&self) -> bool {
-            self.0.completed.get()
-        }
-        fn timer_key(&self) -> Option<TimerKey> {
-            self.0.timer.get()
-        }
-        fn set_timer_key(&self, key: Option<TimerKey>) {
-            self.0.timer.set(key);
-        }
-    }
-
+    type Op = Rc<Fake>;
     type P = Purgatory<&'static str, Op, u32, RandomState>;
 
-    /// Kafka's `forceComplete`: exactly once, cancelling the timer.
-    fn force_complete(p: &mut P, op: &Op) -> bool {
-        if op.is_completed() {
-            return false;
-        }
-        op.0.completed.set(true);
-        p.disarm(op);
-        op.0.completions.set(op.0.completions.get() + 1);
-        true
+    fn ready(op: &Op) -> bool {
+        op.ready.get()
     }
 
-    fn try_complete(p: &mut P, op: &Op) -> bool {
-        op.0.ready.get() && force_complete(p, op)
+    fn bump(cell: &Cell<u32>) {
+        cell.set(cell.get() + 1);
+    }
+
+    /// `try_complete_else_watch`, counting a completion in either try.
+    fn add(p: &mut P, op: &Op, delay: i64, keys: &[&'static str]) -> Option<TimerKey> {
+        let entry = p.try_complete_else_watch(op, delay, keys, ready);
+        if entry.is_none() {
+            bump(&op.completions);
+        }
+        entry
+    }
+
+    fn check(p: &mut P, key: &'static str) -> usize {
+        let done = p.check_and_complete(&key, ready);
+        done.iter().for_each(|op| bump(&op.completions));
+        done.len()
+    }
+
+    /// Kafka's `forceComplete`: exactly once.
+    fn force(p: &mut P, entry: TimerKey) -> bool {
+        let op = p.complete(entry);
+        op.iter().for_each(|op| bump(&op.completions));
+        op.is_some()
     }
 
     /// Kafka's expiry: forceComplete, then onExpiration.
     fn advance(p: &mut P, now: i64) -> usize {
         p.advance(now);
         let mut n = 0;
-        while let Some(item) = p.pop_expired() {
-            if let Item::Operation(op) = item {
-                if force_complete(p, &op) {
-                    op.0.expirations.set(op.0.expirations.get() + 1);
-                }
+        while let Some((_, item)) = p.pop_expired() {
+            if let Item::Operation { op, .. } = item {
+                bump(&op.completions);
+                bump(&op.expirations);
             }
             n += 1;
         }
@@ -412,71 +462,80 @@ mod tests {
     #[test]
     fn request_satisfaction() {
         let mut p = purgatory();
-        let r1 = Op::default();
-        let r2 = Op::default();
-        assert_eq!(p.check_and_complete(&"test1", try_complete), 0);
-        assert!(!p.try_complete_else_watch(&r1, 100_000, &["test1"], try_complete));
-        assert_eq!(p.check_and_complete(&"test1", try_complete), 0);
-        assert!(!p.try_complete_else_watch(&r2, 100_000, &["test2"], try_complete));
-        assert_eq!(p.check_and_complete(&"test2", try_complete), 0);
-        r1.0.ready.set(true);
-        assert_eq!(p.check_and_complete(&"test1", try_complete), 1);
-        assert_eq!(p.check_and_complete(&"test1", try_complete), 0);
-        r2.0.ready.set(true);
-        assert_eq!(p.check_and_complete(&"test2", try_complete), 1);
+        let (r1, r2) = (op(), op());
+        assert_eq!(check(&mut p, "test1"), 0);
+        assert!(add(&mut p, &r1, 100_000, &["test1"]).is_some());
+        assert_eq!(check(&mut p, "test1"), 0);
+        assert!(add(&mut p, &r2, 100_000, &["test2"]).is_some());
+        assert_eq!(check(&mut p, "test2"), 0);
+        r1.ready.set(true);
+        assert_eq!(check(&mut p, "test1"), 1);
+        assert_eq!(check(&mut p, "test1"), 0);
+        r2.ready.set(true);
+        assert_eq!(check(&mut p, "test2"), 1);
         assert_eq!(p.num_delayed(), 0);
-        assert_eq!(r1.0.completions.get(), 1);
+        assert_eq!(r1.completions.get(), 1);
+    }
+
+    fn op() -> Op {
+        Rc::default()
     }
 
     #[test]
     fn request_expiry() {
         let mut p = purgatory();
-        let r1 = Op::default();
-        let r2 = Op::default();
-        p.try_complete_else_watch(&r1, 20, &["test1"], try_complete);
-        p.try_complete_else_watch(&r2, 200_000, &["test1", "test2"], try_complete);
+        let (r1, r2) = (op(), op());
+        add(&mut p, &r1, 20, &["test1"]);
+        add(&mut p, &r2, 200_000, &["test1", "test2"]);
         assert_eq!(advance(&mut p, 19), 0);
         assert_eq!(advance(&mut p, 20), 1);
-        assert!(r1.is_completed() && r1.0.expirations.get() == 1 && r1.0.completions.get() == 1);
-        assert!(!r2.is_completed());
+        assert_eq!((r1.expirations.get(), r1.completions.get()), (1, 1));
+        assert_eq!(r2.completions.get(), 0);
         assert_eq!(p.num_delayed(), 1);
     }
 
     #[test]
     fn request_purge() {
         let mut p = purgatory();
-        let (r1, r2, r3) = (Op::default(), Op::default(), Op::default());
-        p.try_complete_else_watch(&r1, 100_000, &["test1"], try_complete);
-        p.try_complete_else_watch(&r2, 100_000, &["test1", "test2"], try_complete);
-        p.try_complete_else_watch(&r3, 100_000, &["test1", "test2", "test3"], try_complete);
+        let (r1, r2, r3) = (op(), op(), op());
+        add(&mut p, &r1, 100_000, &["test1"]);
+        let e2 = add(&mut p, &r2, 100_000, &["test1", "test2"]).unwrap();
+        let e3 = add(&mut p, &r3, 100_000, &["test1", "test2", "test3"]).unwrap();
         assert_eq!((p.num_delayed(), p.watched()), (3, 6));
-        force_complete(&mut p, &r2);
+        assert!(force(&mut p, e2));
+        assert!(!force(&mut p, e2), "exactly once");
         assert_eq!(p.num_delayed(), 2);
-        force_complete(&mut p, &r3);
+        force(&mut p, e3);
         assert_eq!(p.num_delayed(), 1);
-        p.check_and_complete(&"test1", try_complete);
+        check(&mut p, "test1");
         assert_eq!(p.watched(), 4);
-        p.check_and_complete(&"test2", try_complete);
+        check(&mut p, "test2");
         assert_eq!(p.watched(), 2);
-        p.check_and_complete(&"test3", try_complete);
+        check(&mut p, "test3");
         assert_eq!(p.watched(), 1);
+        assert_eq!(
+            Rc::strong_count(&r2),
+            1,
+            "the purgatory let go of it on completion"
+        );
     }
 
     #[test]
-    fn purge_interval_sweeps_lingering_operations() {
+    fn purge_interval_sweeps_lingering_references() {
         let mut p: P = Purgatory::new(0, 10);
-        let ops: Vec<Op> = (0..30).map(|_| Op::default()).collect();
-        for op in &ops {
-            p.try_complete_else_watch(op, 100_000, &["a", "b"], try_complete);
+        let ops: Vec<Op> = (0..30).map(|_| op()).collect();
+        let entries: Vec<TimerKey> = ops
+            .iter()
+            .map(|op| add(&mut p, op, 100_000, &["a", "b"]).unwrap())
+            .collect();
+        for &entry in &entries[..25] {
+            force(&mut p, entry);
         }
-        for op in &ops[..25] {
-            force_complete(&mut p, op);
-        }
-        assert_eq!(p.watched(), 60, "completed operations linger until purged");
+        assert_eq!(p.watched(), 60, "stale references linger until purged");
         advance(&mut p, 1);
         assert_eq!(p.watched(), 10, "25 lingering > purge interval 10: swept");
-        for op in &ops[25..] {
-            force_complete(&mut p, op);
+        for &entry in &entries[25..] {
+            force(&mut p, entry);
         }
         advance(&mut p, 2);
         assert_eq!(p.watched(), 10, "5 lingering <= 10: not yet swept");
@@ -485,36 +544,60 @@ mod tests {
     #[test]
     fn cancel_for_key_returns_cancelled_operations() {
         let mut p = purgatory();
-        let (r1, r2, r3) = (Op::default(), Op::default(), Op::default());
-        p.try_complete_else_watch(&r1, 10_000, &["key"], try_complete);
-        p.try_complete_else_watch(&r2, 10_000, &["key"], try_complete);
-        p.try_complete_else_watch(&r3, 10_000, &["key2"], try_complete);
-        let (cancelled, _) = p.cancel_for_key(&"key");
+        let (r1, r2, r3) = (op(), op(), op());
+        add(&mut p, &r1, 10_000, &["key"]);
+        add(&mut p, &r2, 10_000, &["key"]);
+        add(&mut p, &r3, 10_000, &["key2"]);
+        let (cancelled, _, removed) = p.cancel_for_key(&"key");
         assert_eq!(cancelled.len(), 2);
-        assert!(cancelled.iter().all(|op| !op.is_completed()));
+        assert!(cancelled
+            .iter()
+            .all(|c| c.released && c.op.completions.get() == 0));
+        assert_eq!(removed, Some("key"));
         assert_eq!((p.num_delayed(), p.watched()), (1, 1));
         assert!(p.cancel_for_key(&"nonexistent").0.is_empty());
     }
 
     #[test]
+    fn cancelled_operation_stays_watched_under_its_other_keys() {
+        let mut p = purgatory();
+        let r = op();
+        let entry = add(&mut p, &r, 10_000, &["a", "b"]).unwrap();
+        let (cancelled, _, _) = p.cancel_for_key(&"a");
+        assert_eq!(cancelled.len(), 1);
+        assert!(!cancelled[0].released, "still watched under b");
+        assert_eq!((p.num_delayed(), p.watched()), (0, 1));
+        assert!(p.is_live(entry) && !p.is_armed(entry));
+        assert_eq!(advance(&mut p, 20_000), 0, "not armed: never expires");
+        r.ready.set(true);
+        assert_eq!(check(&mut p, "b"), 1);
+        assert_eq!(r.completions.get(), 1);
+        assert!(!p.is_live(entry));
+        // Watched again while idle: the same entry, armed once.
+        let r2 = op();
+        let e2 = add(&mut p, &r2, 10_000, &["x", "y"]).unwrap();
+        p.cancel_for_key(&"x");
+        let again = p.watch(Some(e2), || unreachable!("the entry is live"), &["x"]);
+        assert_eq!(again, e2);
+        assert!(p.arm(again, 5));
+        assert!(!p.arm(again, 5), "armed once");
+        assert_eq!(advance(&mut p, 20_005), 1);
+        assert_eq!(r2.expirations.get(), 1);
+    }
+
+    #[test]
     fn second_try_catches_a_condition_that_became_true_while_watching() {
         let mut p = purgatory();
-        let op = Op::default();
+        let r = op();
         let mut tries = 0;
-        let done = p.try_complete_else_watch(&op, 1000, &["k"], |p, op| {
+        let entry = p.try_complete_else_watch(&r, 1000, &["k"], |op| {
             tries += 1;
-            if tries == 2 {
-                op.0.ready.set(true);
-            }
-            try_complete(p, op)
+            tries == 2 || op.ready.get()
         });
-        assert!(done);
+        assert!(entry.is_none());
         assert_eq!(p.num_delayed(), 0, "never armed");
-        assert_eq!(
-            p.watched(),
-            1,
-            "left in the watcher list until checked or purged"
-        );
+        assert_eq!(p.watched(), 1, "a stale reference until checked or purged");
+        assert_eq!(Rc::strong_count(&r), 1);
     }
 
     #[test]
@@ -527,8 +610,8 @@ mod tests {
         assert_eq!((p.num_delayed(), p.watched()), (2, 2));
         p.advance(45_000);
         match p.pop_expired() {
-            Some(Item::Deadline(key, payload)) => assert_eq!((key, payload), ("m2", 2)),
-            other => panic!("expected m2's deadline, got {other:?}"),
+            Some((_, Item::Deadline(key, payload))) => assert_eq!((key, payload), ("m2", 2)),
+            other => panic!("expected m2's deadline, got {:?}", other.map(|(k, _)| k)),
         }
         assert!(p.pop_expired().is_none());
         assert_eq!(p.complete_deadline(&"m2"), None, "it expired");
@@ -543,15 +626,15 @@ mod tests {
         type Stand = Item<(usize, isize), usize, usize>;
         let entry = Timer::<Stand>::entry_bytes();
         let deadline_map = std::mem::size_of::<((usize, isize), TimerKey)>() + 1;
-        println!("timer entry: {entry} bytes; deadline map entry: {deadline_map} bytes; watcher slot: 8 bytes per key");
-        assert!(entry <= 64, "timer entry grew to {entry} bytes");
+        println!("timer entry and placement: {entry} bytes; deadline map entry: {deadline_map} bytes; watcher reference: 8 bytes per key");
+        assert!(entry <= 72, "timer entry grew to {entry} bytes");
     }
 
     #[test]
     fn shutdown_drops_everything() {
         let mut p = purgatory();
-        let op = Op::default();
-        p.try_complete_else_watch(&op, 10, &["k"], try_complete);
+        let r = op();
+        add(&mut p, &r, 10, &["k"]);
         p.watch_deadline(&"m", 10, 1);
         let released = p.shutdown();
         assert_eq!(
@@ -563,7 +646,8 @@ mod tests {
             (2, 1, 1)
         );
         assert_eq!((p.num_delayed(), p.watched()), (0, 0));
-        assert_eq!(op.timer_key(), None);
         assert!(p.is_shut_down());
+        drop(released);
+        assert_eq!(Rc::strong_count(&r), 1);
     }
 }

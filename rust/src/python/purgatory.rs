@@ -4,18 +4,20 @@
 //! purgatory across Python code, so callbacks may re-enter it.
 
 use std::hash::{BuildHasherDefault, Hash, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicI64, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed,
+};
 use std::sync::Mutex;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple, PyType};
-use pyo3::{intern, PyTraverseError, PyVisit};
+use pyo3::{ffi, intern, PyTraverseError, PyVisit};
 
-use crate::purgatory::{Item, Operation, Purgatory, Released, Visited};
+use crate::purgatory::{Item, Purgatory, Released, Visited};
 use crate::timer::TimerKey;
 use crate::Error;
 
-const NO_TIMER: u64 = u64::MAX;
+const NO_ENTRY: u64 = u64::MAX;
 const OVERRIDES_TRY_COMPLETE: u8 = 1;
 const OVERRIDES_ON_COMPLETE: u8 = 2;
 const OVERRIDES_ON_EXPIRATION: u8 = 4;
@@ -58,13 +60,26 @@ impl Clone for PyKey {
 
 impl PartialEq for PyKey {
     fn eq(&self, other: &Self) -> bool {
-        self.hash == other.hash
-            && (self.obj.is(&other.obj)
-                || self
-                    .obj
-                    .bind(attached())
-                    .eq(other.obj.bind(attached()))
-                    .unwrap_or(false))
+        if self.hash != other.hash {
+            return false;
+        }
+        if self.obj.is(&other.obj) {
+            return true;
+        }
+        let _attached = attached();
+        // SAFETY: both are owned references to live objects and the thread is attached (see
+        // `attached`). `PyObject_RichCompareBool` answers without building a result object.
+        match unsafe {
+            ffi::PyObject_RichCompareBool(self.obj.as_ptr(), other.obj.as_ptr(), ffi::Py_EQ)
+        } {
+            1 => true,
+            0 => false,
+            _ => {
+                // SAFETY: as above; an `__eq__` that raised counts as unequal.
+                unsafe { ffi::PyErr_Clear() };
+                false
+            }
+        }
     }
 }
 
@@ -94,30 +109,13 @@ impl Hasher for KeyHasher {
     }
 }
 
-/// The purgatory's handle on a Python operation.
+/// The purgatory's handle on a Python operation: the one reference it keeps, in the
+/// operation's timer entry.
 struct OpRef(Py<DelayedOperation>);
 
 impl Clone for OpRef {
     fn clone(&self) -> Self {
         OpRef(self.0.clone_ref(attached()))
-    }
-}
-
-impl Operation for OpRef {
-    fn is_completed(&self) -> bool {
-        self.0.get().completed.load(Relaxed)
-    }
-    fn timer_key(&self) -> Option<TimerKey> {
-        match self.0.get().timer_key.load(Relaxed) {
-            NO_TIMER => None,
-            bits => Some(TimerKey::from_bits(bits)),
-        }
-    }
-    fn set_timer_key(&self, key: Option<TimerKey>) {
-        self.0
-            .get()
-            .timer_key
-            .store(key.map_or(NO_TIMER, TimerKey::to_bits), Relaxed);
     }
 }
 
@@ -127,8 +125,25 @@ type Core = Purgatory<PyKey, OpRef, Py<PyAny>, BuildHasherDefault<KeyHasher>>;
 /// (empty) ones cost no call. Classes are few; the list keeps them alive, so a cached class's
 /// address is never reused by another.
 static HOOKS: Mutex<Vec<(Py<PyType>, u8)>> = Mutex::new(Vec::new());
+/// The class looked up last, in front of [`HOOKS`]: its address with its hooks in the low
+/// bits (a type object is aligned to 8 bytes, and the hooks take 3 bits).
+static LAST_HOOKS: AtomicUsize = AtomicUsize::new(0);
+const HOOK_BITS: usize = 0b111;
 
 fn hooks_of(ty: &Bound<'_, PyType>) -> PyResult<u8> {
+    let address = ty.as_ptr() as usize;
+    let last = LAST_HOOKS.load(Relaxed);
+    if last & !HOOK_BITS == address {
+        return Ok((last & HOOK_BITS) as u8);
+    }
+    let hooks = hooks_of_uncached(ty)?;
+    if address & HOOK_BITS == 0 {
+        LAST_HOOKS.store(address | usize::from(hooks), Relaxed);
+    }
+    Ok(hooks)
+}
+
+fn hooks_of_uncached(ty: &Bound<'_, PyType>) -> PyResult<u8> {
     let py = ty.py();
     let base = py.get_type::<DelayedOperation>();
     if ty.is(&base) {
@@ -157,15 +172,19 @@ fn hooks_of(ty: &Bound<'_, PyType>) -> PyResult<u8> {
 
 /// An operation that completes when its condition holds or expires after `delay_ms`
 /// (Kafka's `DelayedOperation`). Subclass it; see `_native.pyi` for the contract.
+///
+/// It holds no reference to Python objects, so it is not tracked by the garbage collector,
+/// and neither is a subclass that adds no attributes (`__slots__ = ()`).
 #[pyclass(subclass, frozen, module = "groupcoord._native")]
 pub struct DelayedOperation {
     delay_ms: AtomicI64,
     completed: AtomicBool,
     initialized: AtomicBool,
     hooks: AtomicU8,
-    timer_key: AtomicU64,
-    /// The purgatory whose timer holds this operation, while it does.
-    owner: Mutex<Option<Py<PyPurgatory>>>,
+    /// The operation's timer entry while a purgatory watches it: the key's bits, or NO_ENTRY.
+    entry: AtomicU64,
+    /// The purgatory holding that entry, borrowed (see [`DelayedOperation::owner`]).
+    owner: AtomicPtr<ffi::PyObject>,
 }
 
 impl DelayedOperation {
@@ -179,13 +198,41 @@ impl DelayedOperation {
         Ok(hooks)
     }
 
-    fn take_owner(&self) -> Option<Py<PyPurgatory>> {
-        self.owner.lock().ok().and_then(|mut owner| owner.take())
+    /// The purgatory whose core holds this operation's entry, if one does.
+    fn owner<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyPurgatory>> {
+        let owner = self.owner.load(Relaxed);
+        if owner.is_null() {
+            return None;
+        }
+        // SAFETY: `owner` is set only while the operation has a live entry in that
+        // purgatory's core, and the purgatory detaches every operation whose entry it
+        // releases (completion, expiry, cancellation, shutdown, garbage collection and its
+        // own deallocation) before the release, always attached to the interpreter. So a
+        // non-null `owner` points at a live `PyPurgatory`; the new reference keeps it alive.
+        Some(unsafe { Bound::from_borrowed_ptr(py, owner).cast_into_unchecked() })
     }
 
-    fn set_owner(&self, purgatory: Py<PyPurgatory>) {
-        if let Ok(mut owner) = self.owner.lock() {
-            *owner = Some(purgatory);
+    /// This operation's entry in `purgatory`, if it has one there.
+    fn entry_in(&self, purgatory: &Bound<'_, PyPurgatory>) -> Option<TimerKey> {
+        if self.owner.load(Relaxed) != purgatory.as_ptr() {
+            return None;
+        }
+        match self.entry.load(Relaxed) {
+            NO_ENTRY => None,
+            bits => Some(TimerKey::from_bits(bits)),
+        }
+    }
+
+    fn attach(&self, purgatory: &Bound<'_, PyPurgatory>, entry: TimerKey) {
+        self.entry.store(entry.to_bits(), Relaxed);
+        self.owner.store(purgatory.as_ptr(), Relaxed);
+    }
+
+    /// Forgets the entry `entry` (the purgatory released it), unless it already has another.
+    fn detach(&self, entry: TimerKey) {
+        if self.entry.load(Relaxed) == entry.to_bits() {
+            self.entry.store(NO_ENTRY, Relaxed);
+            self.owner.store(std::ptr::null_mut(), Relaxed);
         }
     }
 
@@ -223,8 +270,8 @@ impl DelayedOperation {
             completed: AtomicBool::new(false),
             initialized: AtomicBool::new(false),
             hooks: AtomicU8::new(HOOKS_UNKNOWN),
-            timer_key: AtomicU64::new(NO_TIMER),
-            owner: Mutex::new(None),
+            entry: AtomicU64::new(NO_ENTRY),
+            owner: AtomicPtr::new(std::ptr::null_mut()),
         }
     }
 
@@ -251,34 +298,25 @@ impl DelayedOperation {
         if op.completed.load(Relaxed) {
             return Ok(false);
         }
-        let owner = op
-            .owner
-            .lock()
-            .ok()
-            .and_then(|o| o.as_ref().map(|p| p.clone_ref(slf.py())));
-        let removed = match &owner {
+        let released = match op.owner(slf.py()) {
             // Borrow first: if that fails nothing has changed and the error says why.
             Some(owner) => {
-                let mut purgatory = core_mut(owner.bind(slf.py()))?;
+                let mut purgatory = core_mut(&owner)?;
                 if op.completed.swap(true, Relaxed) {
                     return Ok(false);
                 }
-                match op.timer_key.swap(NO_TIMER, Relaxed) {
-                    NO_TIMER => None,
-                    bits => purgatory.core.cancel_timer_entry(TimerKey::from_bits(bits)),
-                }
+                let entry = TimerKey::from_bits(op.entry.load(Relaxed));
+                op.detach(entry);
+                purgatory.core.complete(entry)
             }
             None => {
                 if op.completed.swap(true, Relaxed) {
                     return Ok(false);
                 }
-                op.timer_key.store(NO_TIMER, Relaxed);
                 None
             }
         };
-        drop(removed);
-        drop(op.take_owner());
-        drop(owner);
+        drop(released);
         Self::call_on_complete(slf)?;
         Ok(true)
     }
@@ -298,8 +336,8 @@ impl DelayedOperation {
         let op = slf.get();
         let state = if op.completed.load(Relaxed) {
             "completed"
-        } else if op.timer_key.load(Relaxed) != NO_TIMER {
-            "pending"
+        } else if op.entry.load(Relaxed) != NO_ENTRY {
+            "watched"
         } else {
             "idle"
         };
@@ -309,19 +347,6 @@ impl DelayedOperation {
             op.delay_ms.load(Relaxed)
         ))
     }
-
-    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        if let Ok(owner) = self.owner.try_lock() {
-            if let Some(owner) = owner.as_ref() {
-                visit.call(owner)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn __clear__(&self) {
-        drop(self.take_owner());
-    }
 }
 
 /// Delayed operations watched under keys, expiring on a hierarchical timing wheel
@@ -330,6 +355,13 @@ impl DelayedOperation {
 pub struct PyPurgatory {
     name: String,
     core: Core,
+}
+
+impl Drop for PyPurgatory {
+    fn drop(&mut self) {
+        // Operations still watched must not keep a pointer to this object.
+        release(self.core.shutdown());
+    }
 }
 
 /// The purgatory, mutably borrowed. Python code runs inside such a borrow only where the core
@@ -351,12 +383,23 @@ fn shut_down_error(name: &str) -> PyErr {
 }
 
 /// Whether `operation` may be watched and armed here now: the purgatory is open and the
-/// operation is not pending (in this purgatory or another).
-fn check_addable(this: &PyPurgatory, operation: &Bound<'_, DelayedOperation>) -> PyResult<()> {
+/// operation is neither pending nor watched by another purgatory. Returns its idle entry
+/// here, if it has one (it was cancelled under one key and is still watched under another).
+fn check_addable(
+    slf: &Bound<'_, PyPurgatory>,
+    this: &PyPurgatory,
+    operation: &Bound<'_, DelayedOperation>,
+) -> PyResult<Option<TimerKey>> {
     if this.core.is_shut_down() {
         return Err(shut_down_error(&this.name));
     }
-    if operation.get().timer_key.load(Relaxed) != NO_TIMER {
+    let op = operation.get();
+    let entry = op.entry_in(slf);
+    let pending = match entry {
+        Some(entry) => this.core.is_armed(entry),
+        None => !op.owner.load(Relaxed).is_null(),
+    };
+    if pending {
         // The type's name, not repr(): no Python code may run while the purgatory is borrowed.
         return Err(Error::InvalidArgument(format!(
             "this {} is already pending in a purgatory",
@@ -364,7 +407,7 @@ fn check_addable(this: &PyPurgatory, operation: &Bound<'_, DelayedOperation>) ->
         ))
         .into());
     }
-    Ok(())
+    Ok(entry)
 }
 
 fn collect_keys(keys: &Bound<'_, PyAny>) -> PyResult<Vec<PyKey>> {
@@ -431,28 +474,42 @@ impl PyPurgatory {
             ))
             .into());
         }
-        check_addable(&*core_mut(slf)?, operation)?;
+        check_addable(slf, &*core_mut(slf)?, operation)?;
         let keys = collect_keys(keys)?;
         if DelayedOperation::call_try_complete(operation)? {
             return Ok(true);
         }
-        let handle = OpRef(operation.clone().unbind());
         if !op.completed.load(Relaxed) {
             // The first try ran Python code: it may have shut the purgatory down or added
             // this very operation.
             let mut this = core_mut(slf)?;
-            check_addable(&this, operation)?;
-            this.core.watch(&handle, &keys);
+            let idle = check_addable(slf, &this, operation)?;
+            let entry = this
+                .core
+                .watch(idle, || OpRef(operation.clone().unbind()), &keys);
+            op.attach(slf, entry);
         }
         drop(keys);
         if DelayedOperation::call_try_complete(operation)? {
             return Ok(true);
         }
         if !op.completed.load(Relaxed) {
+            // The second try ran Python code too: the operation may have been cancelled,
+            // armed, or the purgatory shut down.
             let mut this = core_mut(slf)?;
-            check_addable(&this, operation)?;
-            op.set_owner(slf.clone().unbind());
-            this.core.arm(&handle, op.delay_ms.load(Relaxed));
+            if this.core.is_shut_down() {
+                return Err(shut_down_error(&this.name));
+            }
+            if let Some(entry) = op.entry_in(slf) {
+                if this.core.is_armed(entry) {
+                    return Err(Error::InvalidArgument(format!(
+                        "this {} is already pending in a purgatory",
+                        operation.get_type().qualname()?
+                    ))
+                    .into());
+                }
+                this.core.arm(entry, op.delay_ms.load(Relaxed));
+            }
         }
         Ok(false)
     }
@@ -460,17 +517,16 @@ impl PyPurgatory {
     /// Call `try_complete` on the operations watched under `key`; return how many completed.
     fn check_and_complete(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<usize> {
         let key = PyKey::new(key)?;
-        let Some(ops) = core_mut(slf)?.core.watched_under(&key) else {
-            return Ok(0);
-        };
+        let ops = core_mut(slf)?.core.watched_under(&key);
         let py = slf.py();
         let mut completed = 0;
         let mut outcome = Ok(());
-        for op in &ops {
-            if op.is_completed() {
+        for (_, op) in &ops {
+            let op = op.0.bind(py);
+            if op.get().completed.load(Relaxed) {
                 continue;
             }
-            match DelayedOperation::call_try_complete(op.0.bind(py)) {
+            match DelayedOperation::call_try_complete(op) {
                 Ok(true) => completed += 1,
                 Ok(false) => {}
                 Err(err) => {
@@ -481,7 +537,7 @@ impl PyPurgatory {
         }
         let pruned = core_mut(slf).map(|mut this| this.core.prune(&key));
         drop(ops);
-        outcome.and(pruned).map(|()| completed)
+        outcome.and(pruned).map(|_| completed)
     }
 
     /// The heartbeat cycle in one call: complete the deadline pending under `key` (if any),
@@ -525,16 +581,15 @@ impl PyPurgatory {
         key: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyList>> {
         let key = PyKey::new(key)?;
-        let mut this = core_mut(slf)?;
-        // Holding the list keeps the completed operations it drops alive past the borrow.
-        let watched = this.core.watched_under(&key);
-        let (cancelled, deadline) = this.core.cancel_for_key(&key);
-        drop(this);
-        drop((watched, deadline));
+        let (cancelled, deadline, removed) = core_mut(slf)?.core.cancel_for_key(&key);
+        drop((deadline, removed));
         let py = slf.py();
-        let owners: Vec<_> = cancelled.iter().map(|op| op.0.get().take_owner()).collect();
-        drop(owners);
-        PyList::new(py, cancelled.into_iter().map(|op| op.0))
+        for c in &cancelled {
+            if c.released {
+                c.op.0.get().detach(c.key);
+            }
+        }
+        PyList::new(py, cancelled.into_iter().map(|c| c.op.0))
     }
 
     /// Move the clock to `now_ms` (never backwards) and expire every operation due by then.
@@ -547,9 +602,9 @@ impl PyPurgatory {
             let item = core_mut(slf)?.core.pop_expired();
             match item {
                 None => break,
-                Some(Item::Operation(op)) => {
+                Some((entry, Item::Operation { op, .. })) => {
                     let op = op.0.bind(py);
-                    drop(op.get().take_owner());
+                    op.get().detach(entry);
                     if op.get().completed.swap(true, Relaxed) {
                         continue;
                     }
@@ -557,23 +612,23 @@ impl PyPurgatory {
                     DelayedOperation::call_on_complete(op)?;
                     DelayedOperation::call_on_expiration(op)?;
                 }
-                Some(Item::Deadline(key, callback)) => {
+                Some((_, Item::Deadline(key, callback))) => {
                     expired += 1;
                     callback.call1(py, (key.obj.clone_ref(py),))?;
                 }
             }
         }
-        let swept = core_mut(slf)?.core.maybe_purge();
-        drop(swept);
+        let emptied = core_mut(slf)?.core.maybe_purge();
+        drop(emptied);
         Ok(expired)
     }
 
     /// When the next operation is due, or None if nothing is pending.
-    fn next_expiration_ms(&self) -> Option<i64> {
-        self.core.next_expiration_ms()
+    fn next_expiration_ms(slf: &Bound<'_, Self>) -> PyResult<Option<i64>> {
+        Ok(core_mut(slf)?.core.next_expiration_ms())
     }
 
-    /// Operations in watcher lists, counted once per key (Kafka's `watched()`).
+    /// References in watcher lists, counted once per key (Kafka's `watched()`).
     fn watched(&self) -> usize {
         self.core.watched()
     }
@@ -623,8 +678,10 @@ impl PyPurgatory {
 /// operation's link back to the purgatory first, then the objects themselves.
 fn release(released: Released<PyKey, OpRef, Py<PyAny>, BuildHasherDefault<KeyHasher>>) {
     for item in &released.items {
-        if let Item::Operation(op) = item {
-            drop(op.0.get().take_owner());
+        if let Item::Operation { op, .. } = item {
+            let op = op.0.get();
+            op.entry.store(NO_ENTRY, Relaxed);
+            op.owner.store(std::ptr::null_mut(), Relaxed);
         }
     }
     drop(released);

@@ -29,9 +29,15 @@
 //! nothing fires twice (an entry is in exactly one place), and nothing is lost in a cascade
 //! (entries are moved, never copied).
 //!
-//! Entries live in a slab (a `Vec` with a free list) and each slot is an intrusive doubly
-//! linked list threaded through it by index, so adding and cancelling are O(1) (the `slab`
-//! module). A [`TimerKey`] carries a generation, so a stale key can never touch a reused slot.
+//! Entries live in a slab (a `Vec` with a free list) and a slot is a vector of placements
+//! naming them (the `slab` module). Adding an entry pushes a placement; cancelling one only
+//! marks it stale, so neither touches any other entry. A cascade moves placements by the
+//! expiration they carry and reads an entry only when its placement falls due, so a million
+//! entries cascade through sequential memory rather than by chasing links through the slab.
+//! Stale placements are dropped when their slot is reached, when [`Timer::next_expiration_ms`]
+//! looks at their slot, or by a compaction once they outnumber the live entries, so memory
+//! follows the pending entries. A [`TimerKey`] carries a generation, so a stale key can never
+//! touch a reused entry.
 //!
 //! Time is an argument everywhere: [`Timer::advance`] moves the clock and collects what is due
 //! into a queue that the caller drains with [`Timer::pop_due`], one entry at a time. Nothing
@@ -46,25 +52,29 @@ mod tests;
 use std::collections::VecDeque;
 
 pub use slab::TimerKey;
-use slab::{List, Location, Slab, NIL};
+use slab::{Placement, Slab, State};
 
 const LEVEL_BITS: u32 = 6;
 const SLOTS: usize = 1 << LEVEL_BITS;
 const SLOT_MASK: u64 = SLOTS as u64 - 1;
 /// Enough levels of 64 slots to cover the whole `u64` range of wheel time.
 pub const NUM_LEVELS: usize = 11;
+/// Stale placements tolerated beyond the live ones before a compaction sweeps them.
+const COMPACTION_SLACK: usize = 4096;
+/// A slot's emptied vector is kept for reuse unless it grew beyond this many placements.
+const SCRATCH_KEEP: usize = 1 << 16;
 
 #[derive(Debug)]
 struct Level {
     occupied: u64,
-    slots: [List; SLOTS],
+    slots: [Vec<Placement>; SLOTS],
 }
 
 impl Level {
     fn new() -> Self {
         Level {
             occupied: 0,
-            slots: [List::EMPTY; SLOTS],
+            slots: std::array::from_fn(|_| Vec::new()),
         }
     }
 }
@@ -77,9 +87,13 @@ pub struct Timer<T> {
     now: i64,
     elapsed: u64,
     levels: Vec<Level>,
-    overdue: List,
+    overdue: Vec<Placement>,
     due: VecDeque<TimerKey>,
+    /// Armed entries: in the wheel, overdue or due.
     len: usize,
+    /// Placements in the wheel and the overdue list, stale ones included.
+    placements: usize,
+    scratch: Vec<Placement>,
 }
 
 /// The wheel level for an expiration at wheel time `when`, seen from wheel time `elapsed`.
@@ -102,9 +116,11 @@ impl<T> Timer<T> {
             now: start_ms,
             elapsed: 0,
             levels: (0..NUM_LEVELS).map(|_| Level::new()).collect(),
-            overdue: List::EMPTY,
+            overdue: Vec::new(),
             due: VecDeque::new(),
             len: 0,
+            placements: 0,
+            scratch: Vec::new(),
         }
     }
 
@@ -113,7 +129,7 @@ impl<T> Timer<T> {
         self.now
     }
 
-    /// Entries added and neither cancelled nor popped (pending in the wheel, overdue or due).
+    /// Armed entries: added and neither cancelled nor popped (in the wheel, overdue or due).
     pub fn len(&self) -> usize {
         self.len
     }
@@ -130,106 +146,178 @@ impl<T> Timer<T> {
     /// Adds an entry expiring at `expiration_ms`. An expiration at or before the current time
     /// is due at the next [`Timer::advance`], whatever time that is given.
     pub fn insert(&mut self, expiration_ms: i64, value: T) -> TimerKey {
-        let key = self.slab.allocate(expiration_ms, value);
-        self.len += 1;
-        self.place(key.index, expiration_ms);
+        let key = self.slab.allocate(value);
+        self.arm(key, expiration_ms);
         key
     }
 
-    /// Moves a pending entry to a new expiration, keeping its payload. Returns its key, which
-    /// changes only if the entry was already in the due queue. `None` for a stale key.
+    /// Stores a value in an idle entry: it holds the value but is not armed (not counted in
+    /// [`Timer::len`]) until [`Timer::arm`].
+    pub fn allocate(&mut self, value: T) -> TimerKey {
+        self.slab.allocate(value)
+    }
+
+    /// Arms an idle entry to expire at `expiration_ms`. False for a stale key or an entry
+    /// already armed.
+    pub fn arm(&mut self, key: TimerKey, expiration_ms: i64) -> bool {
+        match self.slab.get(key) {
+            Some(e) if e.state == State::Idle => {}
+            _ => return false,
+        }
+        self.len += 1;
+        self.place_anew(key.index, expiration_ms);
+        true
+    }
+
+    /// Takes an armed entry out of the wheel, keeping it (idle) with its payload. False for
+    /// a stale key or an entry not armed.
+    pub fn disarm(&mut self, key: TimerKey) -> bool {
+        match self.slab.get(key) {
+            Some(e) if e.state.is_armed() => {}
+            _ => return false,
+        }
+        let e = &mut self.slab[key.index];
+        e.state = State::Idle;
+        e.stamp = e.stamp.wrapping_add(1);
+        self.len -= 1;
+        self.maybe_compact();
+        true
+    }
+
+    /// Whether `key` names a live entry (idle or armed).
+    pub fn is_live(&self, key: TimerKey) -> bool {
+        self.slab.get(key).is_some()
+    }
+
+    /// Whether `key` names an armed entry.
+    pub fn is_armed(&self, key: TimerKey) -> bool {
+        self.slab.get(key).is_some_and(|e| e.state.is_armed())
+    }
+
+    /// Moves an armed entry to a new expiration, keeping its payload. Returns its key, which
+    /// changes only if the entry was already in the due queue. `None` for a stale key or an
+    /// idle entry.
     ///
-    /// Moving an entry in the wheel to a *later* expiration leaves it in its slot: that slot
-    /// now starts before the expiration, and when the clock reaches it the entry is placed
-    /// again, like a cascading one. Unlinking would touch both neighbours in the slab, and the
-    /// heartbeat cycle pushes every member's deadline later many times before it is reached.
+    /// Moving an entry in the wheel to a *later* expiration leaves its placement where it is:
+    /// when the clock reaches that slot, the entry is placed again, like a cascading one. The
+    /// heartbeat cycle pushes every member's deadline later many times before it is reached,
+    /// and each push is then one write to the entry.
     pub fn reschedule(&mut self, key: TimerKey, expiration_ms: i64) -> Option<TimerKey> {
         let entry = self.slab.get(key)?;
-        match entry.location {
-            Location::Due => {
+        match entry.state {
+            State::Due => {
                 let value = self.cancel(key)?;
                 return Some(self.insert(expiration_ms, value));
             }
-            Location::Wheel { .. } if expiration_ms >= entry.expiration => {
+            State::Wheel if expiration_ms >= entry.expiration => {
                 self.slab[key.index].expiration = expiration_ms;
                 return Some(key);
             }
-            _ => {}
+            State::Wheel | State::Overdue => {}
+            State::Idle | State::Free => return None,
         }
-        self.unlink(key.index);
-        self.slab[key.index].expiration = expiration_ms;
-        self.place(key.index, expiration_ms);
+        self.place_anew(key.index, expiration_ms);
+        self.maybe_compact();
         Some(key)
     }
 
-    /// Removes a pending entry and returns its payload; `None` for a stale key.
+    /// Removes a live entry (armed or idle) and returns its payload; `None` for a stale key.
     pub fn cancel(&mut self, key: TimerKey) -> Option<T> {
-        let location = self.slab.get(key)?.location;
-        if location != Location::Due {
-            self.unlink(key.index);
+        let armed = self.slab.get(key)?.state.is_armed();
+        if armed {
+            self.len -= 1;
         }
-        Some(self.release(key.index))
+        let value = self.slab.release(key.index);
+        if armed {
+            self.maybe_compact();
+        }
+        Some(value)
     }
 
-    /// The payload of a pending entry.
+    /// The payload of a live entry.
     pub fn get(&self, key: TimerKey) -> Option<&T> {
         self.slab.get(key)?.value.as_ref()
     }
 
-    /// The payload of a pending entry, to change it in place.
+    /// The payload of a live entry, to change it in place.
     pub fn get_mut(&mut self, key: TimerKey) -> Option<&mut T> {
         self.slab.get(key)?;
         self.slab[key.index].value.as_mut()
     }
 
-    /// The expiration of a pending entry.
+    /// The expiration of an armed entry.
     pub fn expiration_of(&self, key: TimerKey) -> Option<i64> {
-        Some(self.slab.get(key)?.expiration)
+        let e = self.slab.get(key)?;
+        e.state.is_armed().then_some(e.expiration)
     }
 
-    fn release(&mut self, index: u32) -> T {
-        self.len -= 1;
-        self.slab.release(index)
+    /// Gives the entry a new stamp and expiration and places it: any earlier placement of
+    /// it becomes stale.
+    fn place_anew(&mut self, index: u32, expiration: i64) {
+        let e = &mut self.slab[index];
+        e.stamp = e.stamp.wrapping_add(1);
+        e.expiration = expiration;
+        let placement = Placement {
+            index,
+            stamp: e.stamp,
+            expiration,
+        };
+        self.place(placement);
     }
 
-    fn place(&mut self, index: u32, expiration: i64) {
-        if expiration <= self.now {
-            self.slab[index].location = Location::Overdue;
-            self.slab.push_back(&mut self.overdue, index);
+    /// Puts a placement in the slot its expiration falls in (or in the overdue list) and
+    /// records the entry's state. Does not read the entry when it is already in the wheel.
+    fn place(&mut self, placement: Placement) {
+        self.placements += 1;
+        if placement.expiration <= self.now {
+            self.slab[placement.index].state = State::Overdue;
+            self.overdue.push(placement);
             return;
         }
-        let when = self.wheel_time(expiration);
+        self.slab[placement.index].state = State::Wheel;
+        self.push_to_wheel(placement);
+    }
+
+    fn push_to_wheel(&mut self, placement: Placement) {
+        let when = self.wheel_time(placement.expiration);
         let level = level_for(self.elapsed, when);
         let slot = slot_for(when, level);
-        self.slab[index].location = Location::Wheel {
-            level: level as u8,
-            slot: slot as u8,
-        };
         let level = &mut self.levels[level];
-        self.slab.push_back(&mut level.slots[slot], index);
+        level.slots[slot].push(placement);
         level.occupied |= 1 << slot;
     }
 
-    /// Takes an entry out of its wheel slot or the overdue list.
-    fn unlink(&mut self, index: u32) {
-        let location = self.slab[index].location;
-        let list = match location {
-            Location::Wheel { level, slot } => {
-                &mut self.levels[level as usize].slots[slot as usize]
-            }
-            Location::Overdue => &mut self.overdue,
-            Location::Due | Location::Free => return,
-        };
-        self.slab.unlink(list, index);
-        if let Location::Wheel { level, slot } = location {
-            let level = &mut self.levels[level as usize];
-            if level.slots[slot as usize].head == NIL {
-                level.occupied &= !(1 << slot);
+    /// Sweeps stale placements out of every slot once they outnumber the live entries by
+    /// more than [`COMPACTION_SLACK`], so memory follows the armed entries. Amortized O(1)
+    /// per cancellation.
+    fn maybe_compact(&mut self) {
+        if self.placements <= 2 * self.len + COMPACTION_SLACK {
+            return;
+        }
+        let slab = &self.slab;
+        let mut kept = 0;
+        for level in &mut self.levels {
+            let mut occupied = level.occupied;
+            while occupied != 0 {
+                let slot = occupied.trailing_zeros() as usize;
+                occupied &= occupied - 1;
+                let list = &mut level.slots[slot];
+                list.retain(|p| slab.is_current(p));
+                if list.capacity() > SCRATCH_KEEP && list.capacity() > 4 * list.len() {
+                    list.shrink_to(2 * list.len());
+                }
+                kept += list.len();
+                if list.is_empty() {
+                    level.occupied &= !(1 << slot);
+                }
             }
         }
+        self.overdue.retain(|p| slab.is_current(p));
+        self.placements = kept + self.overdue.len();
     }
 
-    /// The next (level, slot, wheel-time start of the slot) holding entries, earliest first.
+    /// The next (level, slot, wheel-time start of the slot) holding placements, earliest
+    /// first. Its placements may all be stale.
     fn next_slot(&self) -> Option<(usize, usize, u64)> {
         for (level, l) in self.levels.iter().enumerate() {
             if l.occupied == 0 {
@@ -258,31 +346,44 @@ impl<T> Timer<T> {
     }
 
     /// When the next entry is due: at or before the current time if one is already due or
-    /// overdue, else the start of the earliest non-empty slot (never later than the earliest
-    /// expiration; exact for 1 ms slots unless an entry there was rescheduled later). `None`
-    /// when nothing is pending.
-    pub fn next_expiration_ms(&self) -> Option<i64> {
+    /// overdue, else the start of the earliest slot holding a live entry (never later than
+    /// the earliest expiration; exact for 1 ms slots unless an entry there was rescheduled
+    /// later). `None` when nothing is armed. Drops the stale placements it passes over.
+    pub fn next_expiration_ms(&mut self) -> Option<i64> {
+        if self.len == 0 {
+            return None;
+        }
+        let slab = &self.slab;
         let due = self
             .due
             .iter()
-            .find_map(|&k| self.slab.get(k).map(|e| e.expiration));
-        let overdue = (self.overdue.head != NIL).then(|| {
-            let mut earliest = i64::MAX;
-            let mut i = self.overdue.head;
-            while i != NIL {
-                let e = &self.slab[i];
-                earliest = earliest.min(e.expiration);
-                i = e.next;
-            }
-            earliest
-        });
+            .filter_map(|&k| slab.get(k))
+            .find(|e| e.state == State::Due)
+            .map(|e| e.expiration);
+        let overdue = self
+            .overdue
+            .iter()
+            .filter(|p| slab.is_current(p))
+            .map(|p| slab[p.index].expiration)
+            .min();
         match (due, overdue) {
             (Some(a), Some(b)) => return Some(a.min(b)),
             (Some(a), None) | (None, Some(a)) => return Some(a),
             (None, None) => {}
         }
-        let (_, _, start) = self.next_slot()?;
-        Some(self.origin.wrapping_add(start as i64))
+        loop {
+            let (level, slot, start) = self.next_slot()?;
+            let l = &mut self.levels[level];
+            let list = &mut l.slots[slot];
+            while list.last().is_some_and(|p| !self.slab.is_current(p)) {
+                list.pop();
+                self.placements -= 1;
+            }
+            if !list.is_empty() {
+                return Some(self.origin.wrapping_add(start as i64));
+            }
+            l.occupied &= !(1 << slot);
+        }
     }
 
     /// Moves the clock to `now_ms` (never backwards) and queues every entry due by then, in
@@ -290,7 +391,7 @@ impl<T> Timer<T> {
     /// queued by this call.
     pub fn advance(&mut self, now_ms: i64) -> usize {
         let before = self.due.len();
-        if self.overdue.head != NIL {
+        if !self.overdue.is_empty() {
             self.queue_overdue();
         }
         if now_ms > self.now {
@@ -313,62 +414,71 @@ impl<T> Timer<T> {
         let queued = std::mem::take(&mut self.due);
         let mut keys: Vec<TimerKey> = queued
             .into_iter()
-            .filter(|&k| self.slab.get(k).is_some())
+            .filter(|&k| self.slab.get(k).is_some_and(|e| e.state == State::Due))
             .collect();
-        let mut i = self.overdue.head;
-        while i != NIL {
-            let e = &mut self.slab[i];
-            let next = e.next;
-            e.location = Location::Due;
-            e.prev = NIL;
-            e.next = NIL;
+        self.placements -= self.overdue.len();
+        for placement in std::mem::take(&mut self.overdue) {
+            if !self.slab.is_current(&placement) {
+                continue;
+            }
+            let e = &mut self.slab[placement.index];
+            e.state = State::Due;
             keys.push(TimerKey {
-                index: i,
+                index: placement.index,
                 generation: e.generation,
             });
-            i = next;
         }
-        self.overdue = List::EMPTY;
         let slab = &self.slab;
         keys.sort_by_key(|k| slab[k.index].expiration);
         self.due.extend(keys);
     }
 
+    /// Empties a slot the clock reached: due entries go to the due queue, the others move
+    /// to finer slots, stale placements are dropped.
     fn expire_slot(&mut self, level: usize, slot: usize, start: u64) {
-        let list = std::mem::replace(&mut self.levels[level].slots[slot], List::EMPTY);
+        let spare = std::mem::take(&mut self.scratch);
+        let mut list = std::mem::replace(&mut self.levels[level].slots[slot], spare);
         self.levels[level].occupied &= !(1 << slot);
-        let mut i = list.head;
-        while i != NIL {
-            let (next, expiration, generation) = {
-                let e = &self.slab[i];
-                (e.next, e.expiration, e.generation)
-            };
-            if self.wheel_time(expiration) <= start {
-                let e = &mut self.slab[i];
-                e.location = Location::Due;
-                e.prev = NIL;
-                e.next = NIL;
-                self.due.push_back(TimerKey {
-                    index: i,
-                    generation,
-                });
-            } else {
-                self.place(i, expiration);
+        self.placements -= list.len();
+        for placement in list.drain(..) {
+            if self.wheel_time(placement.expiration) > start {
+                // Not due by the expiration it was placed with: a finer slot, unread.
+                self.placements += 1;
+                self.push_to_wheel(placement);
+                continue;
             }
-            i = next;
+            let e = &mut self.slab[placement.index];
+            if e.stamp != placement.stamp || e.state != State::Wheel {
+                continue;
+            }
+            if e.expiration.wrapping_sub(self.origin) as u64 <= start {
+                e.state = State::Due;
+                let key = TimerKey {
+                    index: placement.index,
+                    generation: e.generation,
+                };
+                self.due.push_back(key);
+            } else {
+                // Rescheduled later while placed here.
+                let expiration = e.expiration;
+                self.place(Placement {
+                    expiration,
+                    ..placement
+                });
+            }
+        }
+        if list.capacity() <= SCRATCH_KEEP {
+            self.scratch = list;
         }
     }
 
     /// Takes the next due entry off the queue: its key, expiration and payload.
     pub fn pop_due(&mut self) -> Option<(TimerKey, i64, T)> {
         while let Some(key) = self.due.pop_front() {
-            if self
-                .slab
-                .get(key)
-                .is_some_and(|e| e.location == Location::Due)
-            {
+            if self.slab.get(key).is_some_and(|e| e.state == State::Due) {
                 let expiration = self.slab[key.index].expiration;
-                return Some((key, expiration, self.release(key.index)));
+                self.len -= 1;
+                return Some((key, expiration, self.slab.release(key.index)));
             }
         }
         None
@@ -376,10 +486,12 @@ impl<T> Timer<T> {
 
     /// Whether entries wait in the due queue.
     pub fn has_due(&self) -> bool {
-        self.due.iter().any(|&k| self.slab.get(k).is_some())
+        self.due
+            .iter()
+            .any(|&k| self.slab.get(k).is_some_and(|e| e.state == State::Due))
     }
 
-    /// Removes every entry and returns the payloads, for shutdown.
+    /// Removes every entry (armed or idle) and returns the payloads, for shutdown.
     pub fn drain(&mut self) -> Vec<T> {
         let values = self.slab.take_values();
         let (now, origin, elapsed) = (self.now, self.origin, self.elapsed);
@@ -389,13 +501,14 @@ impl<T> Timer<T> {
         values
     }
 
-    /// Every pending payload (for a garbage collector's traversal).
+    /// Every live payload, armed or idle (for a garbage collector's traversal).
     pub fn values(&self) -> impl Iterator<Item = &T> {
         self.slab.values()
     }
 
-    /// Bytes the wheel holds per slab entry, beyond the payload's own heap data.
+    /// Bytes the wheel holds per armed entry beyond the payload's own heap data: its slab
+    /// entry and one placement.
     pub const fn entry_bytes() -> usize {
-        std::mem::size_of::<slab::Entry<T>>()
+        std::mem::size_of::<slab::Entry<T>>() + std::mem::size_of::<Placement>()
     }
 }

@@ -1,10 +1,14 @@
-//! The timer's entries: a slab (a `Vec` with a free list) addressed by [`TimerKey`], and the
-//! intrusive doubly linked lists, threaded through it by index, that hold a wheel slot's
-//! entries or the overdue ones.
+//! The timer's entries: a slab (a `Vec` with a free list) addressed by [`TimerKey`].
+//!
+//! Wheel slots do not link entries together: a slot is a vector of [`Placement`]s, each
+//! naming an entry by index and by the entry's `stamp` when it was placed. Cancelling or
+//! moving an entry changes its stamp, which makes every earlier placement of it stale without
+//! touching the slot that holds it (lazy deletion); stale placements are dropped when their
+//! slot is reached, or sooner by a compaction.
 
 use std::ops::{Index, IndexMut};
 
-/// The end of a list, or no neighbour.
+/// No entry.
 pub(super) const NIL: u32 = u32::MAX;
 
 /// A handle to an entry. Stale handles (the entry fired or was cancelled) are ignored.
@@ -29,41 +33,47 @@ impl TimerKey {
     }
 }
 
-/// Where an entry is. Due entries sit in the due queue; overdue ones were added with an
-/// expiration already reached and wait for the next `advance`.
+/// Where an entry is. `Idle` entries hold a value but are not armed (a watched operation
+/// before its timer starts, or after it was cancelled); `Overdue` ones were armed with an
+/// expiration already reached and wait for the next `advance`; `Due` ones sit in the due queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Location {
+pub(super) enum State {
     Free,
-    Wheel { level: u8, slot: u8 },
+    Idle,
+    Wheel,
     Overdue,
     Due,
+}
+
+impl State {
+    pub(super) fn is_armed(self) -> bool {
+        matches!(self, State::Wheel | State::Overdue | State::Due)
+    }
 }
 
 #[derive(Debug)]
 pub(super) struct Entry<T> {
     pub(super) expiration: i64,
     pub(super) generation: u32,
-    pub(super) prev: u32,
-    pub(super) next: u32,
-    pub(super) location: Location,
+    /// Changes whenever the entry is placed anew or leaves the wheel, so that a placement
+    /// carrying an older stamp is known to be stale.
+    pub(super) stamp: u32,
+    pub(super) state: State,
     pub(super) value: Option<T>,
 }
 
-/// A list of entries, linked through the slab by their `prev` and `next`.
+/// An entry's place in a wheel slot or the overdue list. `expiration` is the entry's
+/// expiration when it was placed: a cascade moves placements by it without reading the slab.
+/// The entry's own expiration may since have moved later, never earlier (that is a new
+/// placement), so a placement is never reached after its entry is due.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct List {
-    pub(super) head: u32,
-    pub(super) tail: u32,
+pub(super) struct Placement {
+    pub(super) index: u32,
+    pub(super) stamp: u32,
+    pub(super) expiration: i64,
 }
 
-impl List {
-    pub(super) const EMPTY: List = List {
-        head: NIL,
-        tail: NIL,
-    };
-}
-
-/// Every entry, pending or free; free ones are reused first.
+/// Every entry, live or free; free ones are reused first.
 #[derive(Debug)]
 pub(super) struct Slab<T> {
     entries: Vec<Entry<T>>,
@@ -78,13 +88,13 @@ impl<T> Slab<T> {
         }
     }
 
-    /// Stores a value expiring at `expiration` in a free entry, in no list yet.
-    pub(super) fn allocate(&mut self, expiration: i64, value: T) -> TimerKey {
+    /// Stores a value in a free entry, idle.
+    pub(super) fn allocate(&mut self, value: T) -> TimerKey {
         let index = match self.free.pop() {
             Some(index) => {
                 let entry = &mut self.entries[index as usize];
                 entry.value = Some(value);
-                entry.expiration = expiration;
+                entry.state = State::Idle;
                 index
             }
             None => {
@@ -93,11 +103,10 @@ impl<T> Slab<T> {
                     .filter(|&i| i != NIL)
                     .expect("more than 2^32 - 1 timer entries");
                 self.entries.push(Entry {
-                    expiration,
+                    expiration: 0,
                     generation: 0,
-                    prev: NIL,
-                    next: NIL,
-                    location: Location::Free,
+                    stamp: 0,
+                    state: State::Idle,
                     value: Some(value),
                 });
                 index
@@ -113,72 +122,41 @@ impl<T> Slab<T> {
     pub(super) fn get(&self, key: TimerKey) -> Option<&Entry<T>> {
         self.entries
             .get(key.index as usize)
-            .filter(|e| e.generation == key.generation && e.location != Location::Free)
+            .filter(|e| e.generation == key.generation && e.state != State::Free)
     }
 
-    /// Frees an entry (out of any list) and returns its value; its keys become stale.
+    /// Whether a placement is the current one of a live entry.
+    pub(super) fn is_current(&self, placement: &Placement) -> bool {
+        let e = &self.entries[placement.index as usize];
+        e.stamp == placement.stamp && matches!(e.state, State::Wheel | State::Overdue)
+    }
+
+    /// Frees an entry and returns its value; its keys and placements become stale.
     pub(super) fn release(&mut self, index: u32) -> T {
         let entry = &mut self.entries[index as usize];
-        entry.location = Location::Free;
+        entry.state = State::Free;
         entry.generation = entry.generation.wrapping_add(1);
-        entry.prev = NIL;
-        entry.next = NIL;
+        entry.stamp = entry.stamp.wrapping_add(1);
         self.free.push(index);
         entry
             .value
             .take()
-            .expect("a pending timer entry always holds its value")
+            .expect("a live timer entry always holds its value")
     }
 
-    pub(super) fn push_back(&mut self, list: &mut List, index: u32) {
-        let tail = list.tail;
-        {
-            let entry = &mut self.entries[index as usize];
-            entry.prev = tail;
-            entry.next = NIL;
-        }
-        if tail == NIL {
-            list.head = index;
-        } else {
-            self.entries[tail as usize].next = index;
-        }
-        list.tail = index;
-    }
-
-    /// Takes an entry out of `list`, the one it is in.
-    pub(super) fn unlink(&mut self, list: &mut List, index: u32) {
-        let (prev, next) = {
-            let e = &self.entries[index as usize];
-            (e.prev, e.next)
-        };
-        if prev == NIL {
-            list.head = next;
-        } else {
-            self.entries[prev as usize].next = next;
-        }
-        if next == NIL {
-            list.tail = prev;
-        } else {
-            self.entries[next as usize].prev = prev;
-        }
-        let e = &mut self.entries[index as usize];
-        e.prev = NIL;
-        e.next = NIL;
-    }
-
-    /// The values of the pending entries.
+    /// The values of the live entries.
     pub(super) fn values(&self) -> impl Iterator<Item = &T> {
         self.entries
             .iter()
-            .filter(|e| e.location != Location::Free)
+            .filter(|e| e.state != State::Free)
             .filter_map(|e| e.value.as_ref())
     }
 
-    /// Takes the values of the pending entries out.
+    /// Takes the values of the live entries out.
     pub(super) fn take_values(&mut self) -> Vec<T> {
         self.entries
             .iter_mut()
-            .filter(|e| e.location != Location::Free)
+            .filter(|e| e.state != State::Free)
             .filter_map(|e| e.value.take())
             .collect()
     }

@@ -245,7 +245,7 @@ fn entry_size_is_small() {
         "timer entry bytes (u64 payload): {}",
         Timer::<u64>::entry_bytes()
     );
-    assert!(Timer::<u64>::entry_bytes() <= 48);
+    assert!(Timer::<u64>::entry_bytes() <= 64);
 }
 
 #[test]
@@ -326,4 +326,89 @@ fn randomized_against_a_model() {
             }
         }
     }
+}
+
+#[test]
+fn lazy_cancellation_in_every_position_of_a_slot() {
+    // Every subset of five placements sharing one slot, at each level: cancelled ones stay
+    // in the slot as stale placements and must neither fire nor hide the live ones.
+    for b in [5i64, 100, 5000, 300_000] {
+        for mask in 0u32..32 {
+            let mut t = Timer::new(0);
+            let keys: Vec<_> = (0..5u64).map(|v| t.insert(b, v)).collect();
+            for (v, &k) in keys.iter().enumerate() {
+                if mask & (1 << v) != 0 {
+                    assert_eq!(t.cancel(k), Some(v as u64));
+                }
+            }
+            let live: Vec<u64> = (0..5).filter(|v| mask & (1 << v) == 0).collect();
+            assert_eq!(t.len(), live.len());
+            let next = t.next_expiration_ms();
+            if live.is_empty() {
+                assert_eq!(next, None, "a slot of stale placements is empty");
+            } else {
+                assert!(next.is_some_and(|n| n <= b), "mask {mask:05b}: {next:?}");
+            }
+            assert!(fire(&mut t, b - 1).is_empty());
+            assert_eq!(fire(&mut t, b), live, "mask {mask:05b} at {b}");
+            assert_eq!(t.placements, 0);
+        }
+    }
+}
+
+#[test]
+fn next_expiration_skips_and_drops_a_slot_of_stale_placements() {
+    let mut t = Timer::new(0);
+    let stale: Vec<_> = (0..5).map(|_| t.insert(10, 0u64)).collect();
+    t.insert(20, 1);
+    stale.into_iter().for_each(|k| {
+        t.cancel(k);
+    });
+    assert_eq!(t.next_expiration_ms(), Some(20));
+    assert_eq!(t.placements, 1, "the stale slot at 10 was dropped on the way");
+}
+
+#[test]
+fn a_reused_entry_ignores_the_stale_placement_of_its_previous_life() {
+    let mut t = Timer::new(0);
+    let old = t.insert(10, 1);
+    t.cancel(old);
+    let new = t.insert(5000, 2);
+    assert_eq!(new.index, old.index, "the slab reused the entry");
+    assert!(fire(&mut t, 10).is_empty(), "the stale placement at 10 is not the new entry");
+    assert_eq!(t.next_expiration_ms().map(|n| n <= 5000), Some(true));
+    assert_eq!(fire(&mut t, 5000), vec![2]);
+}
+
+#[test]
+fn moved_earlier_and_back_fires_once() {
+    let mut t = Timer::new(0);
+    let k = t.insert(300_000, 7);
+    assert_eq!(t.reschedule(k, 70), Some(k));
+    assert_eq!(t.reschedule(k, 90_000), Some(k));
+    assert_eq!(t.reschedule(k, 80), Some(k));
+    assert!(fire(&mut t, 79).is_empty());
+    assert_eq!(fire(&mut t, 80), vec![7]);
+    assert!(fire(&mut t, 400_000).is_empty(), "its other placements are stale");
+    assert_eq!(t.placements, 0);
+}
+
+#[test]
+fn stale_placements_stay_bounded_by_the_live_entries() {
+    let mut t = Timer::new(0);
+    let live: Vec<_> = (0..100).map(|i| t.insert(1_000_000 + i, 0u64)).collect();
+    for round in 0..50 {
+        let keys: Vec<_> = (0..1000).map(|i| t.insert(500_000 + i * 7, round)).collect();
+        for k in keys {
+            t.cancel(k);
+        }
+        assert!(
+            t.placements <= 2 * t.len() + COMPACTION_SLACK + 1,
+            "round {round}: {} placements for {} entries",
+            t.placements,
+            t.len()
+        );
+    }
+    assert_eq!(t.len(), live.len());
+    assert_eq!(fire(&mut t, 2_000_000).len(), live.len());
 }
