@@ -14,8 +14,11 @@ Rust's net cost per operation beside the measured floor (the ``floor-*`` groups)
 
 from __future__ import annotations
 
+import gc
 import math
 import random
+import sys
+import tracemalloc
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -79,6 +82,24 @@ def fake_operation_class(base: Any, completions: list[int]) -> Any:
 
 def _on_expired(key: object) -> None:
     return None
+
+
+def with_collector(collector: str, drive: Callable[[Any], None]) -> Callable[[Any], None]:
+    """``drive`` as it is (``gc``), or with Python's cyclic garbage collector paused for the
+    round (``no-gc``). Workloads that keep 10^6 operation objects alive pay for the collector's
+    full collections over them, whichever purgatory holds them; the ``no-gc`` runs show what
+    the purgatory itself costs."""
+    if collector == "gc":
+        return drive
+
+    def paused(purgatory: Any) -> None:
+        gc.disable()
+        try:
+            drive(purgatory)
+        finally:
+            gc.enable()
+
+    return paused
 
 
 def run_rounds(benchmark: Any, fn: Callable[..., Any], setup: Callable[[], Any]) -> None:
@@ -146,7 +167,8 @@ def distinct_times(schedule: PerfSchedule) -> int:
     return len(set(schedule.times)) + 1
 
 
-def test_kafka_perf_subclass(benchmark: Any, impl: Impl) -> None:
+@pytest.mark.parametrize("collector", ["gc", "no-gc"])
+def test_kafka_perf_subclass(benchmark: Any, impl: Impl, collector: str) -> None:
     schedule = perf_schedule(scaled(1_000_000, 5_000))
     n = schedule.n
     completions = [0]
@@ -180,8 +202,8 @@ def test_kafka_perf_subclass(benchmark: Any, impl: Impl) -> None:
         if use:
             purgatory.advance_clock(schedule.end_ms)
 
-    benchmark.group = "kafka-perf-subclass"
-    run_rounds(benchmark, drive, setup)
+    benchmark.group = "kafka-perf-subclass" + ("" if collector == "gc" else "-no-gc")
+    run_rounds(benchmark, with_collector(collector, drive), setup)
     if use:
         assert completions[0] == n
     expired = n - schedule.completed
@@ -302,7 +324,8 @@ def expire_schedule(n: int) -> tuple[list[int], list[tuple[str]], list[int]]:
     return delays, keys, list(range(n))
 
 
-def test_expire_1m(benchmark: Any, impl: Impl) -> None:
+@pytest.mark.parametrize("collector", ["gc", "no-gc"])
+def test_expire_1m(benchmark: Any, impl: Impl, collector: str) -> None:
     """Subclassed operations (the generic kind: delayed joins, syncs, fetches) that never
     complete: watched under one of 1000 keys, then expired by one advance_clock."""
     n = scaled(1_000_000, 5_000)
@@ -323,8 +346,8 @@ def test_expire_1m(benchmark: Any, impl: Impl) -> None:
         if use:
             purgatory.advance_clock(EXPIRE_MAX_DELAY_MS)
 
-    benchmark.group = "expire-1m"
-    run_rounds(benchmark, drive, setup)
+    benchmark.group = "expire-1m" + ("" if collector == "gc" else "-no-gc")
+    run_rounds(benchmark, with_collector(collector, drive), setup)
     if use:
         assert completions[0] == n
     benchmark.extra_info.update(ops=n, calls_in=(2 * n + 1) / n, callbacks_out=3.0)
@@ -351,6 +374,67 @@ def test_expire_1m_native(benchmark: Any, impl: Impl) -> None:
     benchmark.group = "expire-1m-native"
     run_rounds(benchmark, drive, setup)
     benchmark.extra_info.update(ops=n, calls_in=(n + 1) / n, callbacks_out=1.0)
+
+
+# --- memory per pending operation ---------------------------------------------------------------
+
+MEMORY_CYCLES = 3
+
+
+def held_bytes(name: str, purgatory: Any, before: int) -> int:
+    """What the purgatory holds beyond the operations, keys and callbacks the caller made:
+    for Rust, what its core allocated (``sys.getsizeof``); for the twin, what Python
+    allocated since ``before`` (``tracemalloc``), which is all the twin's own objects."""
+    if name == "rust":
+        return sys.getsizeof(purgatory)
+    return tracemalloc.get_traced_memory()[0] - before
+
+
+@pytest.mark.parametrize("kind", ["subclass", "deadline"])
+@pytest.mark.parametrize("name", ["rust", "python"])
+def test_memory_per_pending_operation(benchmark: Any, name: str, kind: str) -> None:
+    """Bytes per pending operation with ``n`` pending, in the first cycle and after
+    ``MEMORY_CYCLES`` cycles of scheduling ``n``, completing half and expiring the rest: the
+    second figure equal to the first means memory follows the pending operations."""
+    impl = load(name)
+    n = scaled(200_000, 5_000)
+    delays, keys, unique = expire_schedule(n)
+    op_class = fake_operation_class(impl.delayed_operation, [0])
+    figures: list[float] = []
+
+    def cycles(purgatory: Any) -> None:
+        for _ in range(MEMORY_CYCLES):
+            ops = [op_class(d) for d in delays] if kind == "subclass" else None
+            if name == "python":
+                tracemalloc.start()
+            before = tracemalloc.get_traced_memory()[0] if name == "python" else 0
+            if ops is not None:
+                for op, key in zip(ops, keys):
+                    purgatory.try_complete_else_watch(op, key)
+            else:
+                for delay, key in zip(delays, unique):
+                    purgatory.watch_deadline(key, delay, _on_expired)
+            assert purgatory.num_delayed() == n
+            figures.append(held_bytes(name, purgatory, before) / n)
+            if name == "python":
+                tracemalloc.stop()
+            if ops is not None:
+                for op in ops[::2]:
+                    op.force_complete()
+            else:
+                for key in unique[::2]:
+                    purgatory.complete_deadline(key)
+            purgatory.advance_clock(purgatory.now_ms + EXPIRE_MAX_DELAY_MS)
+            assert purgatory.num_delayed() == 0
+
+    benchmark.group = f"memory-{kind}"
+    benchmark.pedantic(
+        cycles, setup=lambda: ((impl.purgatory("memory"),), {}), rounds=1, iterations=1
+    )
+    benchmark.extra_info.update(
+        ops=n, bytes_per_op_first=figures[0], bytes_per_op_last=figures[-1], cycles=MEMORY_CYCLES
+    )
+    assert figures[-1] <= 1.25 * figures[0] + 8, figures
 
 
 # --- the floor: crossing the boundary with nothing to do --------------------------------------

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 FLOOR_GROUPS = ("floor-call", "floor-callback")
+MEMORY_PREFIX = "memory-"
 SLACK_NS = 100.0
 IMPL_ORDER = ("rust", "python", "noop")
 
@@ -26,7 +27,8 @@ def load(path: Path) -> dict[str, dict[str, dict[str, Any]]]:
     data = json.loads(path.read_text())
     groups: dict[str, dict[str, dict[str, Any]]] = {}
     for bench in data["benchmarks"]:
-        impl = bench["params"]["impl"]
+        params = bench["params"]
+        impl = params.get("impl") or params["name"]
         groups.setdefault(bench["group"], {})[impl] = bench
     return groups
 
@@ -56,7 +58,8 @@ def table(groups: dict[str, dict[str, dict[str, Any]]]) -> str:
         "| crossings in+out per op | rust bound ns/op | within bound |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
-    for group in sorted(groups, key=lambda g: (g in FLOOR_GROUPS, g)):
+    timed = [g for g in groups if not g.startswith(MEMORY_PREFIX)]
+    for group in sorted(timed, key=lambda g: (g in FLOOR_GROUPS, g)):
         runs = groups[group]
         noop = runs.get("noop")
         net_ns = {impl: per_op_ns(entry, noop) for impl, entry in runs.items()}
@@ -91,7 +94,33 @@ def table(groups: dict[str, dict[str, dict[str, Any]]]) -> str:
     if notes:
         lines.append("")
         lines.append("Floor measured in this run: " + "; ".join(notes) + ".")
+    memory = memory_table(groups)
+    if memory:
+        lines += ["", memory]
     return "\n".join(lines)
+
+
+def memory_table(groups: dict[str, dict[str, dict[str, Any]]]) -> str:
+    """Bytes per pending operation, first cycle and last, per kind and implementation."""
+    rows = []
+    for group in sorted(g for g in groups if g.startswith(MEMORY_PREFIX)):
+        for impl in IMPL_ORDER:
+            entry = groups[group].get(impl)
+            if entry is None:
+                continue
+            info = entry["extra_info"]
+            rows.append(
+                f"| {group.removeprefix(MEMORY_PREFIX)} | {impl} | {info['ops']:,} "
+                f"| {info['bytes_per_op_first']:,.0f} | {info['bytes_per_op_last']:,.0f} "
+                f"(after {info['cycles']} cycles) |"
+            )
+    if not rows:
+        return ""
+    return "\n".join([
+        "| pending operations | impl | pending | bytes per operation | bytes per operation, last cycle |",
+        "|---|---|---:|---:|---:|",
+        *rows,
+    ])
 
 
 def main(argv: list[str]) -> int:

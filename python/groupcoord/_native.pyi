@@ -108,11 +108,16 @@ class Purgatory:
         into finer slots, so the next answer is closer. The event loop sleeps until then
         instead of polling."""
     def watched(self) -> int:
-        """Operations in watcher lists, counted once per key (Kafka's ``watched()``)."""
+        """Operations in watcher lists, counted once per key (Kafka's ``watched()``). A
+        completed operation counts under its other keys until they are checked or purged,
+        although the purgatory let go of the operation itself when it completed."""
     def num_delayed(self) -> int:
         """Operations pending in the timer (Kafka's ``numDelayed()``), exact."""
     def shutdown(self) -> None:
         """Cancel everything without running callbacks; later additions raise RuntimeError."""
+    def __sizeof__(self) -> int:
+        """The object and the memory its Rust core allocated (timing wheel, watcher lists,
+        deadline index), not counting the keys, operations and callbacks it refers to."""
 
 def empty_call() -> None:
     """An empty call into Rust: the floor of a Python -> Rust crossing (for benchmarks)."""

@@ -322,6 +322,17 @@ where
         self.timer.len()
     }
 
+    /// Bytes this purgatory has allocated on the heap for its wheel, watcher lists and
+    /// deadline index (capacities), beyond what keys, operations and payloads own.
+    pub fn heap_bytes(&self) -> usize {
+        let list = std::mem::size_of::<(K, Vec<TimerKey>)>() + 1;
+        let lists: usize = self.watchers.values().map(Vec::capacity).sum();
+        self.timer.heap_bytes()
+            + self.watchers.capacity() * list
+            + lists * std::mem::size_of::<TimerKey>()
+            + self.deadlines.capacity() * (std::mem::size_of::<(K, TimerKey)>() + 1)
+    }
+
     /// Every live operation and deadline payload, watcher-list key and deadline key (for a
     /// garbage collector's traversal).
     pub fn visit(&self, mut f: impl FnMut(Visited<'_, K, O, D>)) {

@@ -645,6 +645,12 @@ impl PyPurgatory {
         Ok(())
     }
 
+    /// The object and the memory its Rust core allocated (wheel, watcher lists, deadline
+    /// index), not counting the keys, operations and callbacks it refers to.
+    fn __sizeof__(&self) -> usize {
+        std::mem::size_of::<PyPurgatory>() + self.core.heap_bytes()
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "<Purgatory {:?} now_ms={} delayed={} watched={}>",

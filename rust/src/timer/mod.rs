@@ -61,8 +61,11 @@ const SLOT_MASK: u64 = SLOTS as u64 - 1;
 pub const NUM_LEVELS: usize = 11;
 /// Stale placements tolerated beyond the live ones before a compaction sweeps them.
 const COMPACTION_SLACK: usize = 4096;
-/// A slot's emptied vector is kept for reuse unless it grew beyond this many placements.
-const SCRATCH_KEEP: usize = 1 << 16;
+/// An emptied slot keeps its vector for reuse unless it grew beyond this many placements, so
+/// that memory follows the armed entries: at most this many per slot stay allocated.
+const SLOT_KEEP: usize = 64;
+/// The due queue is shrunk back to this capacity when it empties.
+const DUE_KEEP: usize = 1024;
 
 #[derive(Debug)]
 struct Level {
@@ -93,7 +96,6 @@ pub struct Timer<T> {
     len: usize,
     /// Placements in the wheel and the overdue list, stale ones included.
     placements: usize,
-    scratch: Vec<Placement>,
 }
 
 /// The wheel level for an expiration at wheel time `when`, seen from wheel time `elapsed`.
@@ -120,7 +122,6 @@ impl<T> Timer<T> {
             due: VecDeque::new(),
             len: 0,
             placements: 0,
-            scratch: Vec::new(),
         }
     }
 
@@ -303,8 +304,8 @@ impl<T> Timer<T> {
                 occupied &= occupied - 1;
                 let list = &mut level.slots[slot];
                 list.retain(|p| slab.is_current(p));
-                if list.capacity() > SCRATCH_KEEP && list.capacity() > 4 * list.len() {
-                    list.shrink_to(2 * list.len());
+                if list.capacity() > SLOT_KEEP.max(4 * list.len()) {
+                    list.shrink_to(SLOT_KEEP.max(2 * list.len()));
                 }
                 kept += list.len();
                 if list.is_empty() {
@@ -382,6 +383,9 @@ impl<T> Timer<T> {
             if !list.is_empty() {
                 return Some(self.origin.wrapping_add(start as i64));
             }
+            if list.capacity() > SLOT_KEEP {
+                *list = Vec::new();
+            }
             l.occupied &= !(1 << slot);
         }
     }
@@ -436,8 +440,7 @@ impl<T> Timer<T> {
     /// Empties a slot the clock reached: due entries go to the due queue, the others move
     /// to finer slots, stale placements are dropped.
     fn expire_slot(&mut self, level: usize, slot: usize, start: u64) {
-        let spare = std::mem::take(&mut self.scratch);
-        let mut list = std::mem::replace(&mut self.levels[level].slots[slot], spare);
+        let mut list = std::mem::take(&mut self.levels[level].slots[slot]);
         self.levels[level].occupied &= !(1 << slot);
         self.placements -= list.len();
         for placement in list.drain(..) {
@@ -467,8 +470,9 @@ impl<T> Timer<T> {
                 });
             }
         }
-        if list.capacity() <= SCRATCH_KEEP {
-            self.scratch = list;
+        // Placements only ever move to other slots, so this one is still empty.
+        if list.capacity() <= SLOT_KEEP && self.levels[level].slots[slot].is_empty() {
+            self.levels[level].slots[slot] = list;
         }
     }
 
@@ -480,6 +484,9 @@ impl<T> Timer<T> {
                 self.len -= 1;
                 return Some((key, expiration, self.slab.release(key.index)));
             }
+        }
+        if self.due.capacity() > DUE_KEEP {
+            self.due.shrink_to(DUE_KEEP);
         }
         None
     }
@@ -504,6 +511,22 @@ impl<T> Timer<T> {
     /// Every live payload, armed or idle (for a garbage collector's traversal).
     pub fn values(&self) -> impl Iterator<Item = &T> {
         self.slab.values()
+    }
+
+    /// Bytes this wheel has allocated on the heap (capacities, not lengths), beyond what its
+    /// payloads own.
+    pub fn heap_bytes(&self) -> usize {
+        let placement = std::mem::size_of::<Placement>();
+        let slots: usize = self
+            .levels
+            .iter()
+            .flat_map(|l| l.slots.iter())
+            .map(Vec::capacity)
+            .sum();
+        self.slab.heap_bytes()
+            + (slots + self.overdue.capacity()) * placement
+            + self.levels.capacity() * std::mem::size_of::<Level>()
+            + self.due.capacity() * std::mem::size_of::<TimerKey>()
     }
 
     /// Bytes the wheel holds per armed entry beyond the payload's own heap data: its slab

@@ -144,6 +144,11 @@ impl<T> Slab<T> {
             .expect("a live timer entry always holds its value")
     }
 
+    /// Bytes allocated for the entries and the free list.
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<Entry<T>>() + self.free.capacity() * 4
+    }
+
     /// The values of the live entries.
     pub(super) fn values(&self) -> impl Iterator<Item = &T> {
         self.entries

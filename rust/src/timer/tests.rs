@@ -365,7 +365,10 @@ fn next_expiration_skips_and_drops_a_slot_of_stale_placements() {
         t.cancel(k);
     });
     assert_eq!(t.next_expiration_ms(), Some(20));
-    assert_eq!(t.placements, 1, "the stale slot at 10 was dropped on the way");
+    assert_eq!(
+        t.placements, 1,
+        "the stale slot at 10 was dropped on the way"
+    );
 }
 
 #[test]
@@ -375,7 +378,10 @@ fn a_reused_entry_ignores_the_stale_placement_of_its_previous_life() {
     t.cancel(old);
     let new = t.insert(5000, 2);
     assert_eq!(new.index, old.index, "the slab reused the entry");
-    assert!(fire(&mut t, 10).is_empty(), "the stale placement at 10 is not the new entry");
+    assert!(
+        fire(&mut t, 10).is_empty(),
+        "the stale placement at 10 is not the new entry"
+    );
     assert_eq!(t.next_expiration_ms().map(|n| n <= 5000), Some(true));
     assert_eq!(fire(&mut t, 5000), vec![2]);
 }
@@ -389,7 +395,10 @@ fn moved_earlier_and_back_fires_once() {
     assert_eq!(t.reschedule(k, 80), Some(k));
     assert!(fire(&mut t, 79).is_empty());
     assert_eq!(fire(&mut t, 80), vec![7]);
-    assert!(fire(&mut t, 400_000).is_empty(), "its other placements are stale");
+    assert!(
+        fire(&mut t, 400_000).is_empty(),
+        "its other placements are stale"
+    );
     assert_eq!(t.placements, 0);
 }
 
@@ -398,7 +407,9 @@ fn stale_placements_stay_bounded_by_the_live_entries() {
     let mut t = Timer::new(0);
     let live: Vec<_> = (0..100).map(|i| t.insert(1_000_000 + i, 0u64)).collect();
     for round in 0..50 {
-        let keys: Vec<_> = (0..1000).map(|i| t.insert(500_000 + i * 7, round)).collect();
+        let keys: Vec<_> = (0..1000)
+            .map(|i| t.insert(500_000 + i * 7, round))
+            .collect();
         for k in keys {
             t.cancel(k);
         }
