@@ -47,10 +47,14 @@
 //! ("complete the member's pending heartbeat, schedule the next one") is one call,
 //! [`Purgatory::watch_deadline`], which moves the entry within the wheel without allocating.
 //! Deadlines complete only through that call or [`Purgatory::complete_deadline`], so they
-//! never linger in watcher lists and stay out of the purge estimate.
+//! never linger in watcher lists and stay out of the purge estimate. Their index is a hash
+//! table of timer-entry numbers (8 bytes a bucket): the key lives once, in the entry, and a
+//! lookup reads the entry it is about to reschedule anyway.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash};
+
+use hashbrown::HashTable;
 
 use crate::timer::{Timer, TimerKey};
 
@@ -73,7 +77,20 @@ pub enum Visited<'a, K, O, D> {
 pub struct Released<K, O, D, S> {
     pub items: Vec<Item<K, O, D>>,
     pub watchers: HashMap<K, Vec<TimerKey>, S>,
-    pub deadlines: HashMap<K, TimerKey, S>,
+}
+
+/// A pending deadline in the index: its timer entry's number and 32 bits of its key's hash
+/// (enough to rehash the table without reading the entries).
+#[derive(Clone, Copy, Debug)]
+struct DeadlineSlot {
+    entry: u32,
+    hash: u32,
+}
+
+/// The table hash of a 32-bit key hash: the same bits high and low, so that both the bucket
+/// (low bits) and the control byte (top 7 bits) vary.
+fn spread(hash: u32) -> u64 {
+    (u64::from(hash) << 32) | u64::from(hash)
 }
 
 /// An operation [`Purgatory::cancel_for_key`] cancelled, and whether its entry was released
@@ -89,7 +106,8 @@ pub struct Cancelled<O> {
 pub struct Purgatory<K, O, D, S> {
     timer: Timer<Item<K, O, D>>,
     watchers: HashMap<K, Vec<TimerKey>, S>,
-    deadlines: HashMap<K, TimerKey, S>,
+    deadlines: HashTable<DeadlineSlot>,
+    hasher: S,
     estimated: usize,
     purge_interval: usize,
     shut_down: bool,
@@ -105,7 +123,8 @@ where
         Purgatory {
             timer: Timer::new(start_ms),
             watchers: HashMap::default(),
-            deadlines: HashMap::default(),
+            deadlines: HashTable::new(),
+            hasher: S::default(),
             estimated: 0,
             purge_interval,
             shut_down: false,
@@ -204,33 +223,73 @@ where
         None
     }
 
+    fn key_hash(&self, key: &K) -> u32 {
+        let hash = self.hasher.hash_one(key);
+        (hash ^ (hash >> 32)) as u32
+    }
+
+    /// The entry of the deadline pending under `key` (whose hash is `hash`).
+    fn deadline_entry(&self, key: &K, hash: u32) -> Option<TimerKey> {
+        let timer = &self.timer;
+        let slot = self.deadlines.find(spread(hash), |s| {
+            s.hash == hash
+                && matches!(timer.value_at(s.entry), Some(Item::Deadline(k, _)) if k == key)
+        })?;
+        timer.key_at(slot.entry)
+    }
+
+    /// Takes the deadline at entry number `entry` out of the index.
+    fn unindex_deadline(&mut self, hash: u32, entry: u32) {
+        if let Ok(found) = self
+            .deadlines
+            .find_entry(spread(hash), |s| s.entry == entry)
+        {
+            found.remove();
+        }
+    }
+
     /// Completes the deadline pending under `key`, if any, and watches a new one expiring at
     /// `now + delay_ms` carrying `payload`. Returns whether one was completed, and the
     /// previous payload (dropped by the caller).
     pub fn watch_deadline(&mut self, key: &K, delay_ms: i64, payload: D) -> (bool, Option<D>) {
         let expiration = self.now_ms().saturating_add(delay_ms);
-        if let Some(timer_key) = self.deadlines.get_mut(key) {
-            if let Some(new_key) = self.timer.reschedule(*timer_key, expiration) {
-                *timer_key = new_key;
-                let old = match self.timer.get_mut(new_key) {
+        let hash = self.key_hash(key);
+        if let Some(entry) = self.deadline_entry(key, hash) {
+            if let Some(moved) = self.timer.reschedule(entry, expiration) {
+                if moved.index() != entry.index() {
+                    let slot = self
+                        .deadlines
+                        .find_mut(spread(hash), |s| s.entry == entry.index());
+                    if let Some(slot) = slot {
+                        slot.entry = moved.index();
+                    }
+                }
+                let old = match self.timer.get_mut(moved) {
                     Some(Item::Deadline(_, slot)) => Some(std::mem::replace(slot, payload)),
                     _ => None,
                 };
                 return (true, old);
             }
-            self.deadlines.remove(key);
+            self.unindex_deadline(hash, entry.index());
         }
-        let timer_key = self
+        let entry = self
             .timer
             .insert(expiration, Item::Deadline(key.clone(), payload));
-        self.deadlines.insert(key.clone(), timer_key);
+        let slot = DeadlineSlot {
+            entry: entry.index(),
+            hash,
+        };
+        self.deadlines
+            .insert_unique(spread(hash), slot, |s| spread(s.hash));
         (false, None)
     }
 
     /// Completes the deadline pending under `key` without scheduling another.
     pub fn complete_deadline(&mut self, key: &K) -> Option<D> {
-        let timer_key = self.deadlines.remove(key)?;
-        match self.timer.cancel(timer_key) {
+        let hash = self.key_hash(key);
+        let entry = self.deadline_entry(key, hash)?;
+        self.unindex_deadline(hash, entry.index());
+        match self.timer.cancel(entry) {
             Some(Item::Deadline(_, payload)) => Some(payload),
             _ => None,
         }
@@ -278,9 +337,8 @@ where
     pub fn pop_expired(&mut self) -> Option<(TimerKey, Item<K, O, D>)> {
         let (timer_key, _, item) = self.timer.pop_due()?;
         if let Item::Deadline(key, _) = &item {
-            if self.deadlines.get(key) == Some(&timer_key) {
-                self.deadlines.remove(key);
-            }
+            let hash = self.key_hash(key);
+            self.unindex_deadline(hash, timer_key.index());
         }
         Some((timer_key, item))
     }
@@ -330,7 +388,7 @@ where
         self.timer.heap_bytes()
             + self.watchers.capacity() * list
             + lists * std::mem::size_of::<TimerKey>()
-            + self.deadlines.capacity() * (std::mem::size_of::<(K, TimerKey)>() + 1)
+            + self.deadlines.capacity() * (std::mem::size_of::<DeadlineSlot>() + 1)
     }
 
     /// Every live operation and deadline payload, watcher-list key and deadline key (for a
@@ -346,7 +404,6 @@ where
             }
         }
         self.watchers.keys().for_each(|key| f(Visited::Key(key)));
-        self.deadlines.keys().for_each(|key| f(Visited::Key(key)));
     }
 
     /// Drops everything without completing it. Returns what the timer and the watcher lists
@@ -354,10 +411,10 @@ where
     pub fn shutdown(&mut self) -> Released<K, O, D, S> {
         self.shut_down = true;
         self.estimated = 0;
+        self.deadlines = HashTable::new();
         Released {
             items: self.timer.drain(),
             watchers: std::mem::take(&mut self.watchers),
-            deadlines: std::mem::take(&mut self.deadlines),
         }
     }
 
@@ -631,13 +688,55 @@ mod tests {
     }
 
     #[test]
+    fn deadlines_whose_keys_share_one_hash() {
+        #[derive(Clone, Debug, PartialEq, Eq)]
+        struct Colliding(u32);
+        impl Hash for Colliding {
+            fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+                state.write_u8(7);
+            }
+        }
+        let mut p: Purgatory<Colliding, Op, u32, RandomState> = Purgatory::new(0, 1000);
+        for i in 0..200 {
+            assert_eq!(p.watch_deadline(&Colliding(i), 100, i), (false, None));
+        }
+        p.advance(50);
+        for i in 0..200 {
+            assert_eq!(
+                p.watch_deadline(&Colliding(i), 100, i + 1000),
+                (true, Some(i))
+            );
+        }
+        for i in (0..200).step_by(2) {
+            assert_eq!(p.complete_deadline(&Colliding(i)), Some(i + 1000));
+        }
+        assert_eq!((p.num_delayed(), p.watched()), (100, 100));
+        p.advance(149);
+        assert!(p.pop_expired().is_none());
+        p.advance(150);
+        let mut fired: Vec<u32> = std::iter::from_fn(|| p.pop_expired())
+            .map(|(_, item)| match item {
+                Item::Deadline(Colliding(i), payload) => {
+                    assert_eq!(payload, i + 1000);
+                    i
+                }
+                Item::Operation { .. } => panic!("no operations here"),
+            })
+            .collect();
+        fired.sort();
+        assert_eq!(fired, (1..200).step_by(2).collect::<Vec<_>>());
+        assert_eq!((p.num_delayed(), p.watched()), (0, 0));
+        assert_eq!(p.complete_deadline(&Colliding(1)), None);
+    }
+
+    #[test]
     fn bytes_per_pending_operation() {
         // The bindings' payloads are the same size as these stand-ins: a key is a pointer and
         // its hash, an operation or a callback one pointer.
         type Stand = Item<(usize, isize), usize, usize>;
         let entry = Timer::<Stand>::entry_bytes();
-        let deadline_map = std::mem::size_of::<((usize, isize), TimerKey)>() + 1;
-        println!("timer entry and placement: {entry} bytes; deadline map entry: {deadline_map} bytes; watcher reference: 8 bytes per key");
+        let deadline_slot = std::mem::size_of::<DeadlineSlot>() + 1;
+        println!("timer entry and placement: {entry} bytes; deadline index bucket: {deadline_slot} bytes; watcher reference: 8 bytes per key");
         assert!(entry <= 72, "timer entry grew to {entry} bytes");
     }
 
@@ -648,14 +747,7 @@ mod tests {
         add(&mut p, &r, 10, &["k"]);
         p.watch_deadline(&"m", 10, 1);
         let released = p.shutdown();
-        assert_eq!(
-            (
-                released.items.len(),
-                released.watchers.len(),
-                released.deadlines.len()
-            ),
-            (2, 1, 1)
-        );
+        assert_eq!((released.items.len(), released.watchers.len()), (2, 1));
         assert_eq!((p.num_delayed(), p.watched()), (0, 0));
         assert!(p.is_shut_down());
         drop(released);

@@ -240,6 +240,19 @@ impl<T> Timer<T> {
         self.slab.get(key)?.value.as_ref()
     }
 
+    /// The key of the live entry at `index`, if there is one.
+    pub fn key_at(&self, index: u32) -> Option<TimerKey> {
+        self.slab.get_index(index).map(|e| TimerKey {
+            index,
+            generation: e.generation,
+        })
+    }
+
+    /// The payload of the live entry at `index`, if there is one.
+    pub fn value_at(&self, index: u32) -> Option<&T> {
+        self.slab.get_index(index)?.value.as_ref()
+    }
+
     /// The payload of a live entry, to change it in place.
     pub fn get_mut(&mut self, key: TimerKey) -> Option<&mut T> {
         self.slab.get(key)?;

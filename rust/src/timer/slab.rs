@@ -19,6 +19,11 @@ pub struct TimerKey {
 }
 
 impl TimerKey {
+    /// The entry's number in the slab (reused once the entry is released).
+    pub fn index(self) -> u32 {
+        self.index
+    }
+
     /// Packs the key into a `u64` (never `u64::MAX`), for storage in an atomic.
     pub fn to_bits(self) -> u64 {
         (u64::from(self.generation) << 32) | u64::from(self.index)
@@ -123,6 +128,13 @@ impl<T> Slab<T> {
         self.entries
             .get(key.index as usize)
             .filter(|e| e.generation == key.generation && e.state != State::Free)
+    }
+
+    /// The live entry at `index`, whatever its generation.
+    pub(super) fn get_index(&self, index: u32) -> Option<&Entry<T>> {
+        self.entries
+            .get(index as usize)
+            .filter(|e| e.state != State::Free)
     }
 
     /// Whether a placement is the current one of a live entry.
