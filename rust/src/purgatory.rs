@@ -54,6 +54,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash};
 
+use hashbrown::hash_table::Entry;
 use hashbrown::HashTable;
 
 use crate::timer::{Timer, TimerKey};
@@ -99,6 +100,17 @@ pub struct Cancelled<O> {
     pub op: O,
     pub key: TimerKey,
     pub released: bool,
+}
+
+/// Whether an index slot is the deadline of `key` (whose hash is `hash`).
+fn is_deadline_of<K: Eq, O, D>(
+    timer: &Timer<Item<K, O, D>>,
+    slot: &DeadlineSlot,
+    hash: u32,
+    key: &K,
+) -> bool {
+    slot.hash == hash
+        && matches!(timer.value_at(slot.entry), Some(Item::Deadline(k, _)) if k == key)
 }
 
 /// Kafka's `DelayedOperationPurgatory` over the timing wheel. `K` is the key type, `O` the
@@ -228,16 +240,6 @@ where
         (hash ^ (hash >> 32)) as u32
     }
 
-    /// The entry of the deadline pending under `key` (whose hash is `hash`).
-    fn deadline_entry(&self, key: &K, hash: u32) -> Option<TimerKey> {
-        let timer = &self.timer;
-        let slot = self.deadlines.find(spread(hash), |s| {
-            s.hash == hash
-                && matches!(timer.value_at(s.entry), Some(Item::Deadline(k, _)) if k == key)
-        })?;
-        timer.key_at(slot.entry)
-    }
-
     /// Takes the deadline at entry number `entry` out of the index.
     fn unindex_deadline(&mut self, hash: u32, entry: u32) {
         if let Ok(found) = self
@@ -250,46 +252,57 @@ where
 
     /// Completes the deadline pending under `key`, if any, and watches a new one expiring at
     /// `now + delay_ms` carrying `payload`. Returns whether one was completed, and the
-    /// previous payload (dropped by the caller).
+    /// previous payload (dropped by the caller). One probe of the index either way.
     pub fn watch_deadline(&mut self, key: &K, delay_ms: i64, payload: D) -> (bool, Option<D>) {
         let expiration = self.now_ms().saturating_add(delay_ms);
         let hash = self.key_hash(key);
-        if let Some(entry) = self.deadline_entry(key, hash) {
-            if let Some(moved) = self.timer.reschedule(entry, expiration) {
-                if moved.index() != entry.index() {
-                    let slot = self
-                        .deadlines
-                        .find_mut(spread(hash), |s| s.entry == entry.index());
-                    if let Some(slot) = slot {
-                        slot.entry = moved.index();
-                    }
+        let Purgatory {
+            timer, deadlines, ..
+        } = self;
+        let found = deadlines.entry(
+            spread(hash),
+            |s| is_deadline_of(timer, s, hash, key),
+            |s| spread(s.hash),
+        );
+        let vacant = match found {
+            Entry::Occupied(mut occupied) => {
+                let slot = occupied.get_mut();
+                let moved = timer
+                    .key_at(slot.entry)
+                    .and_then(|entry| timer.reschedule(entry, expiration));
+                if let Some(moved) = moved {
+                    slot.entry = moved.index();
+                    let old = match timer.get_mut(moved) {
+                        Some(Item::Deadline(_, slot)) => Some(std::mem::replace(slot, payload)),
+                        _ => None,
+                    };
+                    return (true, old);
                 }
-                let old = match self.timer.get_mut(moved) {
-                    Some(Item::Deadline(_, slot)) => Some(std::mem::replace(slot, payload)),
-                    _ => None,
-                };
-                return (true, old);
+                // Not armed: cannot happen to an indexed deadline, but never leave it indexed.
+                occupied.remove().1
             }
-            self.unindex_deadline(hash, entry.index());
-        }
-        let entry = self
-            .timer
-            .insert(expiration, Item::Deadline(key.clone(), payload));
-        let slot = DeadlineSlot {
+            Entry::Vacant(vacant) => vacant,
+        };
+        let entry = timer.insert(expiration, Item::Deadline(key.clone(), payload));
+        vacant.insert(DeadlineSlot {
             entry: entry.index(),
             hash,
-        };
-        self.deadlines
-            .insert_unique(spread(hash), slot, |s| spread(s.hash));
+        });
         (false, None)
     }
 
     /// Completes the deadline pending under `key` without scheduling another.
     pub fn complete_deadline(&mut self, key: &K) -> Option<D> {
         let hash = self.key_hash(key);
-        let entry = self.deadline_entry(key, hash)?;
-        self.unindex_deadline(hash, entry.index());
-        match self.timer.cancel(entry) {
+        let Purgatory {
+            timer, deadlines, ..
+        } = self;
+        let found = deadlines
+            .find_entry(spread(hash), |s| is_deadline_of(timer, s, hash, key))
+            .ok()?;
+        let (slot, _) = found.remove();
+        let entry = timer.key_at(slot.entry)?;
+        match timer.cancel(entry) {
             Some(Item::Deadline(_, payload)) => Some(payload),
             _ => None,
         }

@@ -614,7 +614,7 @@ impl PyPurgatory {
                 }
                 Some((_, Item::Deadline(key, callback))) => {
                     expired += 1;
-                    callback.call1(py, (key.obj.clone_ref(py),))?;
+                    callback.bind(py).call1((key.obj.bind(py),))?;
                 }
             }
         }
