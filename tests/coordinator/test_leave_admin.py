@@ -406,27 +406,41 @@ def test_delete_offset_of_empty_consumer_group(ctx: Context) -> None:
     assert ctx.take_records()[-1] == ("offset", GROUP_ID, "foo", 0, None)
 
 
-def test_deleting_the_last_offsets_of_an_empty_group_removes_the_group(ctx: Context) -> None:
-    """As Kafka's handleDeleteOffsets (through cleanupGroupMetadata): the group goes Dead and
-    its metadata is tombstoned with its offsets, not at the next expiration check."""
+def test_deleting_the_last_offsets_of_an_empty_group_leaves_it_empty_until_the_expiration_check(
+    ctx: Context,
+) -> None:
+    """As Kafka 4's OffsetMetadataManager.deleteOffsets: only the offsets are tombstoned and
+    the group stays Empty (``kafka-consumer-groups --describe --state`` still shows it); the
+    next expiration check (cleanupGroupMetadata) removes it and tombstones its metadata.
+    Kafka 3.9's handleDeleteOffsets removed it at once."""
     foo, bar, member = _commit_two_and_leave(ctx, PROTOCOL_TYPE)
     group = ctx.group(GROUP_ID)
     assert ctx.delete_offsets(GROUP_ID, [foo, bar]) == (Errors.NONE, {foo: Errors.NONE, bar: Errors.NONE})
+    assert group.state is GroupState.EMPTY
+    assert ctx.coordinator.manager.get_group(GROUP_ID) is group
+    assert ctx.take_records()[-2:] == [("offset", GROUP_ID, "foo", 0, None), ("offset", GROUP_ID, "bar", 0, None)]
+    assert ctx.delete_offsets(GROUP_ID, [foo]) == (Errors.NONE, {foo: Errors.NONE})
+    assert ctx.take_records() == [], "nothing left to tombstone"
+    assert ctx.coordinator.cleanup_group_metadata() == 0
+    ctx.settle()
     assert group.state is GroupState.DEAD
     assert ctx.coordinator.manager.get_group(GROUP_ID) is None
-    assert ctx.take_records()[-3:] == [
-        ("offset", GROUP_ID, "foo", 0, None), ("offset", GROUP_ID, "bar", 0, None), ("group", GROUP_ID, None),
-    ]
+    assert ctx.take_records() == [("group", GROUP_ID, None)]
     assert ctx.delete_offsets(GROUP_ID, [foo]) == (Errors.GROUP_ID_NOT_FOUND, {})
 
 
-def test_deleting_the_offsets_of_a_simple_group_removes_it_without_a_metadata_tombstone(ctx: Context) -> None:
-    """A group that only stored offsets (generation 0) never wrote metadata to tombstone."""
+def test_deleting_the_offsets_of_a_simple_group_leaves_it_to_the_expiration_check(ctx: Context) -> None:
+    """A group that only stored offsets (generation 0) stays, Empty, until the expiration
+    check, which removes it without a metadata tombstone: it never wrote metadata."""
     foo = TopicPartition("foo", 0)
     assert ctx.commit_offsets(GROUP_ID, UNKNOWN, -1, {foo: ctx.offset_and_metadata(5)}) == {foo: Errors.NONE}
     assert ctx.delete_offsets(GROUP_ID, [foo]) == (Errors.NONE, {foo: Errors.NONE})
-    assert ctx.coordinator.manager.get_group(GROUP_ID) is None
+    assert ctx.group(GROUP_ID).state is GroupState.EMPTY
     assert ctx.take_records() == [("offset", GROUP_ID, "foo", 0, 5), ("offset", GROUP_ID, "foo", 0, None)]
+    ctx.coordinator.cleanup_group_metadata()
+    ctx.settle()
+    assert ctx.coordinator.manager.get_group(GROUP_ID) is None
+    assert ctx.take_records() == []
 
 
 KAFKA_GO_SUBSCRIPTION = bytes.fromhex("0001" "00000001" "0003" + b"bar".hex() + "ffffffff")

@@ -1,6 +1,7 @@
 """What a topic's offsets say, against ``groupcoord serve`` and against Kafka 4.3.1: ListOffsets
 as each client asks it (earliest, latest, by timestamp, max timestamp) after messages with
-known timestamps; ``kafka-consumer-groups --describe``'s lag after a partial commit; and long
+known timestamps; ``kafka-consumer-groups --describe``'s lag after a partial commit, and its
+state of a group whose last offsets were deleted; and long
 polls, which answer as soon as a message arrives rather than at their max wait.
 """
 
@@ -221,6 +222,31 @@ def test_consumer_groups_describe_shows_the_lag_of_a_partial_commit(target: Data
     assert described == {
         p: (str(o), str(LAG_MESSAGES[p]), str(LAG_MESSAGES[p] - o)) for p, o in LAG_COMMITTED.items()
     }, run.stdout
+
+
+def test_deleting_an_empty_group_s_last_offsets_leaves_it_empty(target: DataServer) -> None:
+    """``kafka-consumer-groups --delete-offsets`` of an Empty group's only offsets, then
+    ``--describe --state``: Kafka 4 leaves the group Empty until its next expiration check, so
+    the tool still describes it (Kafka 3.9 removed it at once, and the tool failed)."""
+    group = "offsets-deleted"
+    consumer = KafkaConsumer(bootstrap_servers=target.bootstrap, group_id=group, enable_auto_commit=False)
+    try:
+        consumer.commit({TopicPartition(LAGGING, 0): OffsetAndMetadata(1, "", -1)})
+    finally:
+        consumer.close(autocommit=False)
+    command = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
+    runs = []
+    for action in (["--delete-offsets", "--topic", LAGGING], ["--describe", "--state"]):
+        run = subprocess.run(
+            kafka_tool(command, "--bootstrap-server", target.bootstrap, "--group", group, *action),
+            capture_output=True, text=True, timeout=KAFKA_TOOL_TIMEOUT_S, check=False,
+        )
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        runs.append(run.stdout)
+    deleted = [line.split() for line in runs[0].splitlines() if line.startswith(f"{LAGGING} ")]
+    assert deleted == [[LAGGING, str(p), "Successful"] for p in LAG_MESSAGES], runs[0]
+    described = [line.split() for line in runs[1].splitlines() if line.startswith(f"{group} ")]
+    assert len(described) == 1 and described[0][-2:] == ["Empty", "0"], runs[1]
 
 
 @pytest.mark.parametrize("client", CLIENT_PARAMS)

@@ -98,7 +98,8 @@ class OffsetHandlers:
         self, group_id: str, partitions: Sequence[TopicPartition]
     ) -> CoordinatorResult[OffsetDeleteResponse]:
         """OffsetDelete of a group served here: partitions of topics a non-empty consumer group
-        is subscribed to get GROUP_SUBSCRIBED_TO_TOPIC; the others' offsets are tombstoned."""
+        is subscribed to get GROUP_SUBSCRIBED_TO_TOPIC; the others' offsets are tombstoned. The
+        group itself is left to the expiration check (``cleanup_group_metadata``)."""
         group = self._groups.get_group(group_id)
         if group is None or group.is_in(GroupState.DEAD):
             error = (
@@ -121,9 +122,9 @@ class OffsetHandlers:
         if not eligible:
             return CoordinatorResult((), (Errors.NONE, partition_errors))
         stored = [tp for tp in eligible if self._offsets.offset(group_id, tp) is not None]
-        # As Kafka's: an Empty group left without offsets is removed (Dead, its metadata
-        # tombstoned) at once, not at the next expiration check.
-        records = self._shard.cleanup_group(group, stored)
+        # Only the offsets, as Kafka 4's OffsetMetadataManager.deleteOffsets: an Empty group left
+        # without offsets stays Empty until the next expiration check removes it.
+        records = self._offsets.tombstones(group_id, stored)
         partition_errors.update(dict.fromkeys(eligible, Errors.NONE))
         return CoordinatorResult(
             records, (Errors.NONE, partition_errors), error_response=_delete_error_response,
