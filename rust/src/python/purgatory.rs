@@ -231,9 +231,14 @@ impl DelayedOperation {
     /// Forgets the entry `entry` (the purgatory released it), unless it already has another.
     fn detach(&self, entry: TimerKey) {
         if self.entry.load(Relaxed) == entry.to_bits() {
-            self.entry.store(NO_ENTRY, Relaxed);
-            self.owner.store(std::ptr::null_mut(), Relaxed);
+            self.forget_entry();
         }
+    }
+
+    /// Forgets the operation's entry and purgatory (the purgatory released everything).
+    fn forget_entry(&self) {
+        self.entry.store(NO_ENTRY, Relaxed);
+        self.owner.store(std::ptr::null_mut(), Relaxed);
     }
 
     /// Calls the Python `try_complete` if the class overrides it; the default is False.
@@ -382,6 +387,17 @@ fn shut_down_error(name: &str) -> PyErr {
     Error::IllegalState(format!("purgatory {name:?} is shut down")).into()
 }
 
+/// The ValueError for an operation added while it is pending. It names the type, not
+/// `repr()`: no Python code may run while the purgatory is borrowed.
+fn already_pending(operation: &Bound<'_, DelayedOperation>) -> PyErr {
+    match operation.get_type().qualname() {
+        Ok(name) => {
+            Error::InvalidArgument(format!("this {name} is already pending in a purgatory")).into()
+        }
+        Err(err) => err,
+    }
+}
+
 /// Whether `operation` may be watched and armed here now: the purgatory is open and the
 /// operation is neither pending nor watched by another purgatory. Returns its idle entry
 /// here, if it has one (it was cancelled under one key and is still watched under another).
@@ -400,12 +416,7 @@ fn check_addable(
         None => !op.owner.load(Relaxed).is_null(),
     };
     if pending {
-        // The type's name, not repr(): no Python code may run while the purgatory is borrowed.
-        return Err(Error::InvalidArgument(format!(
-            "this {} is already pending in a purgatory",
-            operation.get_type().qualname()?
-        ))
-        .into());
+        return Err(already_pending(operation));
     }
     Ok(entry)
 }
@@ -502,11 +513,7 @@ impl PyPurgatory {
             }
             if let Some(entry) = op.entry_in(slf) {
                 if this.core.is_armed(entry) {
-                    return Err(Error::InvalidArgument(format!(
-                        "this {} is already pending in a purgatory",
-                        operation.get_type().qualname()?
-                    ))
-                    .into());
+                    return Err(already_pending(operation));
                 }
                 this.core.arm(entry, op.delay_ms.load(Relaxed));
             }
@@ -685,9 +692,7 @@ impl PyPurgatory {
 fn release(released: Released<PyKey, OpRef, Py<PyAny>, BuildHasherDefault<KeyHasher>>) {
     for item in &released.items {
         if let Item::Operation { op, .. } = item {
-            let op = op.0.get();
-            op.entry.store(NO_ENTRY, Relaxed);
-            op.owner.store(std::ptr::null_mut(), Relaxed);
+            op.0.get().forget_entry();
         }
     }
     drop(released);
