@@ -1,0 +1,1 @@
+"""Kafka 4's consumer groups (KIP-848)."""
