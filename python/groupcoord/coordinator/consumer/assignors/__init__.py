@@ -1,6 +1,9 @@
-"""Kafka's server-side consumer-group partition assignors (KIP-848)."""
+"""Kafka's server-side consumer-group partition assignors (KIP-848), by name."""
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from .java_order import uuid_from_kafka, uuid_to_kafka
 from .spec import (
@@ -13,8 +16,15 @@ from .spec import (
     SubscriptionType,
     TopicsDescriber,
 )
+from .uniform import UniformAssignor
+
+ASSIGNORS: Mapping[str, PartitionAssignor] = MappingProxyType({
+    UniformAssignor.name: UniformAssignor(),
+})
+"""The built-in assignors; the first, "uniform", is Kafka's default."""
 
 __all__ = [
+    "ASSIGNORS",
     "GroupSpec",
     "MemberAssignment",
     "MemberSubscriptionAndAssignment",
@@ -23,6 +33,7 @@ __all__ = [
     "SubscribedTopicDescriber",
     "SubscriptionType",
     "TopicsDescriber",
+    "UniformAssignor",
     "uuid_from_kafka",
     "uuid_to_kafka",
 ]
