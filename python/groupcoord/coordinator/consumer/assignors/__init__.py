@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from .java_order import uuid_from_kafka, uuid_to_kafka
+from .range import RangeAssignor
 from .spec import (
     GroupSpec,
     MemberAssignment,
@@ -20,6 +21,7 @@ from .uniform import UniformAssignor
 
 ASSIGNORS: Mapping[str, PartitionAssignor] = MappingProxyType({
     UniformAssignor.name: UniformAssignor(),
+    RangeAssignor.name: RangeAssignor(),
 })
 """The built-in assignors; the first, "uniform", is Kafka's default."""
 
@@ -30,6 +32,7 @@ __all__ = [
     "MemberSubscriptionAndAssignment",
     "PartitionAssignor",
     "PartitionAssignorError",
+    "RangeAssignor",
     "SubscribedTopicDescriber",
     "SubscriptionType",
     "TopicsDescriber",
