@@ -1,11 +1,16 @@
-"""Member reconciliation, ported from Kafka's ``CurrentAssignmentBuilderTest`` (4.3)."""
+"""Member reconciliation, ported from Kafka's ``CurrentAssignmentBuilderTest`` (4.3), and a
+simulated group that checks a partition never has two owners and that every member converges.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
+from typing import Any
 from uuid import UUID
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from groupcoord.coordinator.consumer.current_assignment import (
     UNKNOWN_STATE_MESSAGE,
@@ -306,3 +311,128 @@ def test_stable_member_at_its_target_epoch_is_returned_as_is() -> None:
     member = member_at(MemberState.STABLE, 10, 9, at(10, (1,), (2,)))
     assert build(member, 10, target((1, 2, 3)), epoch_of(-1), owned((1,), (2,))) is member
 
+
+# A simulated group: three members reconcile towards random targets while their consumers
+# heartbeat, report what they own (or nothing), and apply responses late.
+
+MEMBERS = ("m0", "m1", "m2")
+PARTITIONS = ((TOPIC_1, 0), (TOPIC_1, 1), (TOPIC_1, 2), (TOPIC_2, 0), (TOPIC_2, 1))
+OWNERS = st.lists(st.sampled_from((None, *range(len(MEMBERS)))),
+                  min_size=len(PARTITIONS), max_size=len(PARTITIONS))
+MEMBER = st.integers(0, len(MEMBERS) - 1)
+STEPS = st.lists(st.one_of(
+    st.tuples(st.just("target"), OWNERS),
+    # Heartbeat: whether the consumer reports what it owns, and applies the response now.
+    st.tuples(st.just("heartbeat"), MEMBER, st.booleans(), st.booleans()),
+    st.tuples(st.just("apply"), MEMBER),
+    # A heartbeat that changes the subscription, which bumps the group epoch to a new target.
+    st.tuples(st.just("subscribe"), MEMBER, st.frozensets(st.sampled_from(sorted(BOTH))), OWNERS,
+              st.booleans()),
+), max_size=40)
+
+Partitions = set[tuple[UUID, int]]
+
+
+def partitions_of(assignment: Mapping[UUID, Collection[int]]) -> Partitions:
+    return {(t, p) for t, ps in assignment.items() for p in ps}
+
+
+class Group:
+    """The group's side (members, target, partition epochs, as Kafka's ``ConsumerGroup``) and
+    each consumer's side (what it owns, the last response it has not applied yet)."""
+
+    def __init__(self) -> None:
+        self.members = {m: ConsumerGroupMember(m, subscribed_topic_names=BOTH) for m in MEMBERS}
+        self.target_epoch = 0
+        self.targets: dict[str, TargetPartitions] = {m: {} for m in MEMBERS}
+        self.partition_epochs: dict[tuple[UUID, int], int] = {}
+        self.owned: dict[str, Partitions] = {m: set() for m in MEMBERS}
+        self.response: dict[str, Partitions] = {m: set() for m in MEMBERS}
+
+    def new_target(self, owners: list[int | None]) -> None:
+        self.target_epoch += 1
+        targets: dict[str, dict[UUID, set[int]]] = {m: {} for m in MEMBERS}
+        for (topic_id, p), owner in zip(PARTITIONS, owners):
+            if owner is not None:
+                targets[MEMBERS[owner]].setdefault(topic_id, set()).add(p)
+        self.targets = {m: {t: frozenset(ps) for t, ps in a.items()} for m, a in targets.items()}
+
+    def heartbeat(self, m: str, *, report: bool, apply: bool, subscription_changed: bool = False) -> bool:
+        """One heartbeat of ``m``'s consumer; whether the member or what it owns changed."""
+        member = self.members[m]
+        owned: dict[UUID, list[int]] = {}
+        for topic_id, p in self.owned[m]:
+            owned.setdefault(topic_id, []).append(p)
+        new = reconcile(
+            member, target_epoch=self.target_epoch, target_assignment=self.targets[m],
+            current_partition_epoch=lambda t, p: self.partition_epochs.get((t, p), -1),
+            owned_topic_partitions=owned if report else None,
+            subscribed_topic_ids=subscribed_topic_ids(
+                member, resolved_regular_expressions={}, topic_ids=TOPIC_IDS),
+            has_subscription_changed=subscription_changed)
+        if new is not member:
+            assert new != member
+            self.update_member(member, new)
+        self.response[m] = partitions_of(new.assigned_partitions)
+        applied = apply and self.owned[m] != self.response[m]
+        if apply:
+            self.owned[m] = set(self.response[m])
+        return new is not member or applied
+
+    def update_member(self, old: ConsumerGroupMember, new: ConsumerGroupMember) -> None:
+        """Kafka's ``ConsumerGroup.updateMember``: a member's assigned and pending-revocation
+        partitions are held at its epoch; no partition is ever held twice."""
+        for tp in partitions_of(old.assigned_partitions) | partitions_of(old.partitions_pending_revocation):
+            assert self.partition_epochs.pop(tp) == old.member_epoch
+        for tp in partitions_of(new.assigned_partitions) | partitions_of(new.partitions_pending_revocation):
+            assert tp not in self.partition_epochs, f"{tp} given to {new.member_id} while held"
+            self.partition_epochs[tp] = new.member_epoch
+        self.members[new.member_id] = new
+
+    def check(self) -> None:
+        seen: Partitions = set()
+        for m, member in self.members.items():
+            assigned = partitions_of(member.assigned_partitions)
+            assert not assigned & seen, "a partition assigned to two members"
+            seen |= assigned
+            assert all(e <= member.member_epoch
+                       for ps in member.assigned_partitions.values() for e in ps.values())
+            assert not self.owned[m] & set().union(*(self.owned[o] for o in MEMBERS if o != m)), \
+                "two consumers own a partition at once"
+
+
+@settings(max_examples=300, deadline=None)
+@given(STEPS)
+def test_group_never_gives_a_partition_twice_and_converges(steps: list[tuple[Any, ...]]) -> None:
+    group = Group()
+    for step in steps:
+        match step:
+            case ("target", owners):
+                group.new_target(owners)
+            case ("heartbeat", index, report, apply):
+                group.heartbeat(MEMBERS[index], report=report, apply=apply)
+            case ("apply", index):
+                group.owned[MEMBERS[index]] = set(group.response[MEMBERS[index]])
+            case ("subscribe", index, names, owners, report):
+                m = MEMBERS[index]
+                old = group.members[m]
+                group.members[m] = old.replace(subscribed_topic_names=names)
+                group.new_target(owners)
+                group.heartbeat(m, report=report, apply=False,
+                                subscription_changed=names != old.subscribed_topic_names)
+        group.check()
+
+    # Every consumer now reports what it owns and applies each response at once: revoking
+    # takes one round, moving on a second, receiving what others released a third.
+    for _ in range(4):
+        changed = [group.heartbeat(m, report=True, apply=True) for m in MEMBERS]
+        group.check()
+        if not any(changed):
+            break
+    for m, member in group.members.items():
+        subscribed = {TOPIC_IDS[name] for name in member.subscribed_topic_names}
+        assert member.state is MemberState.STABLE
+        assert member.member_epoch == group.target_epoch
+        assert not member.partitions_pending_revocation
+        assert partitions_of(member.assigned_partitions) == {
+            (t, p) for t, ps in group.targets[m].items() if t in subscribed for p in ps}
