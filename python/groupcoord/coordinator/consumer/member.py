@@ -73,8 +73,8 @@ class ConsumerGroupMember:
     subscribed_topic_regex: str = ""
     """The regular expression subscribed to, ``""`` for none."""
     server_assignor: str | None = None
-    assigned_partitions: Assignment = EMPTY_ASSIGNMENT
-    partitions_pending_revocation: Assignment = EMPTY_ASSIGNMENT
+    assigned_partitions: Assignment = dataclasses.field(default_factory=lambda: EMPTY_ASSIGNMENT)
+    partitions_pending_revocation: Assignment = dataclasses.field(default_factory=lambda: EMPTY_ASSIGNMENT)
     classic_member_metadata: ClassicMemberMetadata | None = None
 
     def replace(self, **changes: object) -> ConsumerGroupMember:
