@@ -2,9 +2,9 @@
 interface (``GroupSpec``, ``SubscribedTopicDescriber``, ``MemberAssignment``).
 
 Member assignments map a topic id to a set of partition indexes. The assignors never mutate
-what they are given, and hand back a member's current assignment object itself when its target
-does not change, as Kafka reuses the immutable map (callers may compare by identity to skip
-work).
+what they are given. The uniform assignor hands back a member's current assignment object
+itself when its target does not change, as Kafka's reuses the immutable map; the range
+assignor, as Kafka's, always builds new ones.
 
 Iteration order matters to Kafka's tie-breaks; see :mod:`.java_order` for how the mappings
 below are read.
