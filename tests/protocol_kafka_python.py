@@ -61,10 +61,20 @@ def from_bit_set(bits: set[int] | None) -> int:
     return unsigned - (1 << 32) if unsigned >= 1 << 31 else unsigned
 
 
+KAFKA_PYTHON_LACKS = {
+    # KIP-848's APIs: kafka-python 3 knows their keys (``kafka.protocol.api_key``) but has
+    # neither classes nor JSON specifications for them.
+    "ConsumerGroupHeartbeatRequest",
+    "ConsumerGroupHeartbeatResponse",
+    "ConsumerGroupDescribeRequest",
+    "ConsumerGroupDescribeResponse",
+}
+
 KAFKA_PYTHON_SHARED = [
     (cls, version)
     for cls, version in MESSAGE_VERSIONS
-    if version in kafka_python_versions(kafka_python_class(cls.__name__))
+    if cls.__name__ not in KAFKA_PYTHON_LACKS
+    and version in kafka_python_versions(kafka_python_class(cls.__name__))
 ]
 
 

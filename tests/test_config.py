@@ -5,7 +5,13 @@ from pathlib import Path
 
 import pytest
 
-from groupcoord.config import CONFIG_DEFS, Config, read_properties
+from groupcoord.config import (
+    CONFIG_DEFS,
+    Config,
+    ConsumerGroupMigrationPolicy,
+    parse_list,
+    read_properties,
+)
 
 
 def test_kafka_defaults() -> None:
@@ -71,3 +77,103 @@ def test_a_config_built_directly_is_checked_as_one_read_from_properties() -> Non
     with pytest.raises(ValueError, match="must not exceed"):
         dataclasses.replace(Config(), group_min_session_timeout_ms=10, group_max_session_timeout_ms=5)
     assert {d.name: d.default for d in CONFIG_DEFS}["group.initial.rebalance.delay.ms"] == 3000
+
+
+def test_consumer_group_defaults_are_kafka_4_3s() -> None:
+    c = Config()
+    assert (c.group_consumer_session_timeout_ms, c.group_consumer_min_session_timeout_ms,
+            c.group_consumer_max_session_timeout_ms) == (45_000, 45_000, 60_000)
+    assert (c.group_consumer_heartbeat_interval_ms, c.group_consumer_min_heartbeat_interval_ms,
+            c.group_consumer_max_heartbeat_interval_ms) == (5000, 5000, 15_000)
+    assert (c.group_consumer_assignment_interval_ms, c.group_consumer_min_assignment_interval_ms,
+            c.group_consumer_max_assignment_interval_ms) == (1000, 0, 15_000)
+    assert c.group_consumer_max_size == 2**31 - 1
+    assert c.group_consumer_regex_refresh_interval_ms == 600_000
+    assert c.consumer_group_assignors() == ["uniform", "range"]
+    assert c.rebalance_protocols() == ["classic", "consumer", "streams"]
+    policy = c.consumer_group_migration_policy()
+    assert policy is ConsumerGroupMigrationPolicy.BIDIRECTIONAL
+    assert policy.is_upgrade_enabled and policy.is_downgrade_enabled
+
+
+def test_consumer_group_lists_and_policy_are_parsed_as_kafka_parses_them() -> None:
+    c = Config.from_properties({
+        "group.consumer.assignors": " range , uniform ",
+        "group.coordinator.rebalance.protocols": "classic",
+        "group.consumer.migration.policy": "UpGrade",
+    })
+    assert c.consumer_group_assignors() == ["range", "uniform"]
+    assert c.rebalance_protocols() == ["classic"]
+    policy = c.consumer_group_migration_policy()
+    assert policy is ConsumerGroupMigrationPolicy.UPGRADE
+    assert policy.is_upgrade_enabled and not policy.is_downgrade_enabled
+    assert parse_list("") == [] and parse_list("a,,b") == ["a", "", "b"]
+
+
+@pytest.mark.parametrize(
+    ("properties", "message"),
+    [
+        # GroupCoordinatorConfig's requires, in its order
+        ({"group.consumer.min.heartbeat.interval.ms": "16000"},
+         "group.consumer.max.heartbeat.interval.ms must be greater than or equal to "
+         "group.consumer.min.heartbeat.interval.ms"),
+        ({"group.consumer.heartbeat.interval.ms": "4999"},
+         "group.consumer.heartbeat.interval.ms must be greater than or equal to "
+         "group.consumer.min.heartbeat.interval.ms"),
+        ({"group.consumer.heartbeat.interval.ms": "15001"},
+         "group.consumer.heartbeat.interval.ms must be less than or equal to "
+         "group.consumer.max.heartbeat.interval.ms"),
+        ({"group.consumer.min.session.timeout.ms": "60001"},
+         "group.consumer.max.session.timeout.ms must be greater than or equal to "
+         "group.consumer.min.session.timeout.ms"),
+        ({"group.consumer.session.timeout.ms": "44999"},
+         "group.consumer.session.timeout.ms must be greater than or equal to "
+         "group.consumer.min.session.timeout.ms"),
+        ({"group.consumer.session.timeout.ms": "60001"},
+         "group.consumer.session.timeout.ms must be less than or equal to "
+         "group.consumer.max.session.timeout.ms"),
+        ({"group.consumer.min.session.timeout.ms": "1000", "group.consumer.session.timeout.ms": "5000"},
+         "group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms"),
+        ({"group.consumer.min.assignment.interval.ms": "15001"},
+         "group.consumer.max.assignment.interval.ms must be greater than or equal to "
+         "group.consumer.min.assignment.interval.ms"),
+        ({"group.consumer.min.assignment.interval.ms": "2000"},
+         "group.consumer.assignment.interval.ms must be greater than or equal to "
+         "group.consumer.min.assignment.interval.ms"),
+        ({"group.consumer.assignment.interval.ms": "15001"},
+         "group.consumer.assignment.interval.ms must be less than or equal to "
+         "group.consumer.max.assignment.interval.ms"),
+        # the declared least values (Kafka's atLeast, in groupcoord's words)
+        ({"group.consumer.session.timeout.ms": "0"}, "group.consumer.session.timeout.ms must be at least 1, not 0"),
+        ({"group.consumer.assignment.interval.ms": "-1"},
+         "group.consumer.assignment.interval.ms must be at least 0, not -1"),
+        ({"group.consumer.regex.refresh.interval.ms": "9999"},
+         "group.consumer.regex.refresh.interval.ms must be at least 10000, not 9999"),
+        ({"group.consumer.max.size": "0"}, "group.consumer.max.size must be at least 1, not 0"),
+        # Kafka's ConfigDef validators and KafkaConfig's check of the protocols
+        ({"group.consumer.assignors": ""},
+         "Configuration 'group.consumer.assignors' must not be empty. Valid values include: any non-empty value"),
+        ({"group.consumer.assignors": "range,range"},
+         "Configuration 'group.consumer.assignors' values must not be duplicated."),
+        ({"group.consumer.assignors": "range,,uniform"},
+         "Configuration 'group.consumer.assignors' values must not be empty."),
+        ({"group.consumer.assignors": "com.example.Sticky"}, "Class com.example.Sticky cannot be found"),
+        ({"group.consumer.migration.policy": "sideways"},
+         "Invalid value sideways for configuration group.consumer.migration.policy: String must be one "
+         "of (case insensitive): DISABLED, DOWNGRADE, UPGRADE, BIDIRECTIONAL"),
+        ({"group.coordinator.rebalance.protocols": ""},
+         "Configuration 'group.coordinator.rebalance.protocols' must not be empty. Valid values include: "
+         "[classic, consumer, share, streams]"),
+        ({"group.coordinator.rebalance.protocols": "classic,bogus"},
+         "Invalid value bogus for configuration group.coordinator.rebalance.protocols: String must be "
+         "one of: classic, consumer, share, streams"),
+        ({"group.coordinator.rebalance.protocols": "consumer"},
+         "Disabling the 'classic' protocol is not supported."),
+    ],
+)
+def test_consumer_group_settings_are_checked_with_kafkas_messages(
+    properties: dict[str, str], message: str
+) -> None:
+    with pytest.raises(ValueError) as caught:
+        Config.from_properties(properties)
+    assert str(caught.value) == message

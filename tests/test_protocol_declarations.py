@@ -2,13 +2,18 @@
 kafka-python 3 (``kafka/protocol/schemas/resources``, Kafka 4.1's files): for every version both
 describe, the same fields in the same order, with the same types, nullability, tags and
 defaults. Byte parity (test_protocol_kafka_python) cannot see defaults of absent fields; this
-can. The versions kafka-python's files no longer describe are checked by aiokafka parity."""
+can. The versions kafka-python's files no longer describe are checked by aiokafka parity.
+
+kafka-python 3 ships no files for KIP-848's ConsumerGroupHeartbeat and ConsumerGroupDescribe:
+``kafka_message_specs/`` holds Kafka 4.3.1's, copied unchanged from Kafka's
+``clients/src/main/resources/common/message/``."""
 
 from __future__ import annotations
 
 import json
 import re
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -56,8 +61,18 @@ PRIMITIVES = {
 }
 
 
+KAFKA_MESSAGE_SPECS = Path(__file__).with_name("kafka_message_specs")
+
+
+def spec_text(name: str) -> str:
+    shipped = resources.files("kafka.protocol.schemas.resources").joinpath(f"{name}.json")
+    if shipped.is_file():
+        return shipped.read_text()
+    return (KAFKA_MESSAGE_SPECS / f"{name}.json").read_text()
+
+
 def load_spec(name: str) -> dict[str, Any]:
-    text = resources.files("kafka.protocol.schemas.resources").joinpath(f"{name}.json").read_text()
+    text = spec_text(name)
     spec: dict[str, Any] = json.loads(
         "\n".join(re.sub(r"^\s*//.*", "", line) for line in text.splitlines())
     )

@@ -73,8 +73,8 @@ def test_registry_lists_the_issue_apis_and_ranges() -> None:
         1: ("Fetch", 0, 18),
         2: ("ListOffsets", 0, 10),
         3: ("Metadata", 0, 13),
-        8: ("OffsetCommit", 0, 9),
-        9: ("OffsetFetch", 0, 9),
+        8: ("OffsetCommit", 0, 10),
+        9: ("OffsetFetch", 0, 10),
         10: ("FindCoordinator", 0, 6),
         11: ("JoinGroup", 0, 9),
         12: ("Heartbeat", 0, 4),
@@ -96,6 +96,8 @@ def test_registry_lists_the_issue_apis_and_ranges() -> None:
         44: ("IncrementalAlterConfigs", 0, 1),
         47: ("OffsetDelete", 0, 0),
         60: ("DescribeCluster", 0, 2),
+        68: ("ConsumerGroupHeartbeat", 0, 1),
+        69: ("ConsumerGroupDescribe", 0, 1),
     }
     flexible_from = {
         key: api.flexible_versions[0]
@@ -129,4 +131,6 @@ def test_registry_lists_the_issue_apis_and_ranges() -> None:
         42: 2,
         44: 1,
         60: 0,
+        68: 0,
+        69: 0,
     }

@@ -8,7 +8,13 @@ from uuid import UUID
 import pytest
 
 from groupcoord.protocol import EncodeError, UnsupportedVersionError
+from groupcoord.protocol.codec import reference_decode
 from groupcoord.protocol.messages.api_versions import ApiVersionsResponse
+from groupcoord.protocol.messages.consumer_group_heartbeat import (
+    Assignment,
+    ConsumerGroupHeartbeatResponse,
+    TopicPartitions,
+)
 from groupcoord.protocol.messages.fetch import FetchRequest, FetchResponse, PartitionData
 from groupcoord.protocol.messages.join_group import JoinGroupRequest, JoinGroupResponse
 from groupcoord.protocol.messages.metadata import MetadataResponse, MetadataResponseTopic
@@ -88,6 +94,27 @@ def test_tagged_fields_are_written_only_when_not_default() -> None:
     assert ApiVersionsResponse.decode(tagged, 3).zk_migration_ready is True
 
 
+def test_nullable_struct_is_preceded_by_an_int8_marker() -> None:
+    # The bytes of Kafka 4.3.1's ConsumerGroupHeartbeatResponseData.write for the same values.
+    null = ConsumerGroupHeartbeatResponse()
+    assert null.encode(0) == bytes.fromhex("00000000 0000 00 00 00000000 00000000 ff 00")
+    present = ConsumerGroupHeartbeatResponse(
+        assignment=Assignment(
+            topic_partitions=[TopicPartitions(topic_id=UUID(int=1), partitions=[0, 2])]
+        )
+    )
+    encoded = present.encode(1)
+    assert encoded == bytes.fromhex(
+        "00000000 0000 00 00 00000000 00000000"
+        "01 02 00000000000000000000000000000001 03 00000000 00000002 00 00 00"
+    )
+    assert ConsumerGroupHeartbeatResponse.decode(encoded, 1) == present
+    # Any negative marker reads as null, as Kafka's generated read does.
+    other_null = bytes.fromhex("00000000 0000 00 00 00000000 00000000 80 00")
+    assert ConsumerGroupHeartbeatResponse.decode(other_null, 0) == null
+    assert reference_decode(ConsumerGroupHeartbeatResponse, other_null, 0, 0) == (null, 18)
+
+
 def test_declaration_mistakes_fail_at_class_creation() -> None:
     with pytest.raises(TypeError, match="annotated but not declared"):
 
@@ -108,6 +135,11 @@ def test_declaration_mistakes_fail_at_class_creation() -> None:
 
         class ListDefault(Struct):
             items: list[int] = field(Array(INT32), default=[1])
+
+    with pytest.raises(TypeError, match="nullable tagged structs"):
+
+        class TaggedNullableStruct(Struct):
+            inner: Assignment | None = field(Assignment, nullable="0+", tag=0, default=None)
 
     with pytest.raises(TypeError, match="cannot be extended"):
 

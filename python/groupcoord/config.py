@@ -10,6 +10,8 @@ overrides, in that order.
 from __future__ import annotations
 
 import dataclasses
+import enum
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +22,56 @@ INT32_MAX = 2**31 - 1
 T = TypeVar("T")
 
 
+class ConsumerGroupMigrationPolicy(enum.Enum):
+    """``group.consumer.migration.policy`` (Kafka's ``ConsumerGroupMigrationPolicy``): whether a
+    non-empty classic group may be converted to a consumer group (upgrade) and back
+    (downgrade). Empty groups are converted either way whatever the policy."""
+
+    BIDIRECTIONAL = "bidirectional"
+    UPGRADE = "upgrade"
+    DOWNGRADE = "downgrade"
+    DISABLED = "disabled"
+
+    @property
+    def is_upgrade_enabled(self) -> bool:
+        return self in (ConsumerGroupMigrationPolicy.BIDIRECTIONAL, ConsumerGroupMigrationPolicy.UPGRADE)
+
+    @property
+    def is_downgrade_enabled(self) -> bool:
+        return self in (ConsumerGroupMigrationPolicy.BIDIRECTIONAL, ConsumerGroupMigrationPolicy.DOWNGRADE)
+
+
+CONSUMER_GROUP_BUILTIN_ASSIGNORS = ("uniform", "range")
+"""The server-side assignors of Kafka's ``GroupCoordinatorConfig``, by name; the first of
+``group.consumer.assignors`` is the default."""
+
+REBALANCE_PROTOCOLS = ("classic", "consumer", "share", "streams")
+"""The values ``group.coordinator.rebalance.protocols`` takes (Kafka's ``Group.GroupType``)."""
+
+
+def parse_list(text: str) -> list[str]:
+    """A Kafka LIST setting's values: comma-separated, blanks around commas dropped, an empty
+    string an empty list (``ConfigDef.parseType``)."""
+    trimmed = text.strip()
+    return re.split(r"\s*,\s*", trimmed) if trimmed else []
+
+
+def _check_list(name: str, values: list[str], valid: tuple[str, ...] | None) -> None:
+    """Kafka's ``ConfigDef.ValidList`` (neither empty nor null allowed), with its messages."""
+    if not values:
+        include = "any non-empty value" if valid is None else f"[{', '.join(valid)}]"
+        raise ValueError(f"Configuration '{name}' must not be empty. Valid values include: {include}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"Configuration '{name}' values must not be duplicated.")
+    for value in values:
+        if not value:
+            raise ValueError(f"Configuration '{name}' values must not be empty.")
+        if valid is not None and value not in valid:
+            raise ValueError(
+                f"Invalid value {value} for configuration {name}: String must be one of: {', '.join(valid)}"
+            )
+
+
 @dataclass(frozen=True)
 class ConfigDef:
     name: str
@@ -27,11 +79,25 @@ class ConfigDef:
     default: Any
     doc: str
     at_least: float | None = None
+    kafka_type: str | None = None
+    """The name of Kafka's ``ConfigDef.Type`` (``"INT"``, ``"LIST"``) where the Python type and
+    the name do not tell it."""
+    internal: bool = False
+    """Defined by Kafka with ``defineInternal``: DescribeConfigs lists it only when it is set."""
 
 
-def setting(default: T, doc: str, *, at_least: float | None = None) -> T:
-    """A :class:`Config` field: its default, what it does, and the least value it takes."""
-    return field(default=default, metadata={"doc": doc, "at_least": at_least})
+def setting(
+    default: T,
+    doc: str,
+    *,
+    at_least: float | None = None,
+    kafka_type: str | None = None,
+    internal: bool = False,
+) -> T:
+    """A :class:`Config` field: its default, what it does, the least value it takes, and how
+    Kafka's DescribeConfigs presents it (see :class:`ConfigDef`)."""
+    metadata = {"doc": doc, "at_least": at_least, "kafka_type": kafka_type, "internal": internal}
+    return field(default=default, metadata=metadata)
 
 
 def attribute_name(kafka_name: str) -> str:
@@ -84,6 +150,92 @@ class Config:
         INT32_MAX,
         "The most members a classic group may hold.",
         at_least=1,
+    )
+    group_coordinator_rebalance_protocols: str = setting(
+        "classic,consumer,streams",
+        "The enabled rebalance protocols, a list of classic, consumer, share and streams; classic "
+        "cannot be disabled, consumer enables the consumer group protocol (KIP-848). Deprecated "
+        "by Kafka 4.3 in favour of the group.version feature.",
+        kafka_type="LIST",
+    )
+    group_consumer_session_timeout_ms: int = setting(
+        45_000,
+        "The session timeout of members of consumer groups (the consumer group protocol).",
+        at_least=1,
+        kafka_type="INT",
+    )
+    group_consumer_min_session_timeout_ms: int = setting(
+        45_000,
+        "The smallest session timeout a consumer group may be configured with.",
+        at_least=1,
+        kafka_type="INT",
+    )
+    group_consumer_max_session_timeout_ms: int = setting(
+        60_000,
+        "The largest session timeout a consumer group may be configured with.",
+        at_least=1,
+        kafka_type="INT",
+    )
+    group_consumer_heartbeat_interval_ms: int = setting(
+        5000,
+        "The heartbeat interval given to the members of consumer groups.",
+        at_least=1,
+        kafka_type="INT",
+    )
+    group_consumer_min_heartbeat_interval_ms: int = setting(
+        5000,
+        "The smallest heartbeat interval a consumer group may be configured with.",
+        at_least=1,
+        kafka_type="INT",
+    )
+    group_consumer_max_heartbeat_interval_ms: int = setting(
+        15_000,
+        "The largest heartbeat interval a consumer group may be configured with.",
+        at_least=1,
+        kafka_type="INT",
+    )
+    group_consumer_max_size: int = setting(
+        INT32_MAX,
+        "The most members a consumer group may hold (group.max.size bounds classic groups).",
+        at_least=1,
+        kafka_type="INT",
+    )
+    group_consumer_assignors: str = setting(
+        ",".join(CONSUMER_GROUP_BUILTIN_ASSIGNORS),
+        "The server-side assignors of consumer groups, a list of uniform and range; the first "
+        "is used when a member names none.",
+        kafka_type="LIST",
+    )
+    group_consumer_migration_policy: str = setting(
+        ConsumerGroupMigrationPolicy.BIDIRECTIONAL.value,
+        "Which conversions of non-empty groups between the classic and the consumer group "
+        "protocol are allowed: bidirectional, upgrade, downgrade or disabled (any case).",
+    )
+    group_consumer_assignment_interval_ms: int = setting(
+        1000,
+        "The least time between two target assignments of a consumer group.",
+        at_least=0,
+        kafka_type="INT",
+    )
+    group_consumer_min_assignment_interval_ms: int = setting(
+        0,
+        "The smallest assignment interval a consumer group may be configured with.",
+        at_least=0,
+        kafka_type="INT",
+    )
+    group_consumer_max_assignment_interval_ms: int = setting(
+        15_000,
+        "The largest assignment interval a consumer group may be configured with.",
+        at_least=0,
+        kafka_type="INT",
+    )
+    group_consumer_regex_refresh_interval_ms: int = setting(
+        600_000,
+        "How often the topics matching consumer groups' subscribed regular expressions are "
+        "resolved again (internal in Kafka).",
+        at_least=10_000,
+        kafka_type="INT",
+        internal=True,
     )
     offsets_topic_num_partitions: int = setting(
         50,
@@ -371,6 +523,49 @@ class Config:
             raise ValueError(f"log.cleanup.policy must be delete, compact or both, not {self.log_cleanup_policy!r}")
         self.owned_partitions()
         self.advertised_address()
+        self._validate_consumer_groups()
+
+    def _validate_consumer_groups(self) -> None:
+        """The ``group.consumer.*`` settings, checked as Kafka's ``ConfigDef`` validators,
+        ``KafkaConfig`` and the ``GroupCoordinatorConfig`` constructor check them, with their
+        messages."""
+        _check_list("group.coordinator.rebalance.protocols", self.rebalance_protocols(), REBALANCE_PROTOCOLS)
+        _check_list("group.consumer.assignors", self.consumer_group_assignors(), None)
+        policy = self.group_consumer_migration_policy
+        if policy.lower() not in {p.value for p in ConsumerGroupMigrationPolicy}:
+            raise ValueError(
+                f"Invalid value {policy} for configuration group.consumer.migration.policy: String "
+                "must be one of (case insensitive): DISABLED, DOWNGRADE, UPGRADE, BIDIRECTIONAL"
+            )
+        if "classic" not in self.rebalance_protocols():
+            raise ValueError("Disabling the 'classic' protocol is not supported.")
+        for name in self.consumer_group_assignors():
+            if name not in CONSUMER_GROUP_BUILTIN_ASSIGNORS:  # Kafka would load it as a class
+                raise ValueError(f"Class {name} cannot be found")
+        _require_within("heartbeat.interval.ms", self.group_consumer_heartbeat_interval_ms,
+                        self.group_consumer_min_heartbeat_interval_ms,
+                        self.group_consumer_max_heartbeat_interval_ms)
+        _require_within("session.timeout.ms", self.group_consumer_session_timeout_ms,
+                        self.group_consumer_min_session_timeout_ms,
+                        self.group_consumer_max_session_timeout_ms)
+        _require(self.group_consumer_heartbeat_interval_ms < self.group_consumer_session_timeout_ms,
+                 "group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms")
+        _require_within("assignment.interval.ms", self.group_consumer_assignment_interval_ms,
+                        self.group_consumer_min_assignment_interval_ms,
+                        self.group_consumer_max_assignment_interval_ms)
+
+    def rebalance_protocols(self) -> list[str]:
+        """``group.coordinator.rebalance.protocols`` as a list (Kafka's
+        ``KafkaConfig.groupCoordinatorRebalanceProtocols``)."""
+        return parse_list(self.group_coordinator_rebalance_protocols)
+
+    def consumer_group_assignors(self) -> list[str]:
+        """``group.consumer.assignors`` as a list of names, the default first."""
+        return parse_list(self.group_consumer_assignors)
+
+    def consumer_group_migration_policy(self) -> ConsumerGroupMigrationPolicy:
+        """``group.consumer.migration.policy``, read in any case."""
+        return ConsumerGroupMigrationPolicy(self.group_consumer_migration_policy.lower())
 
     def owned_partitions(self) -> list[int]:
         """``groupcoord.owned.partitions`` as partition numbers: ``all`` or ``0,3,10-19``."""
@@ -411,6 +606,21 @@ class Config:
         return {d.name: getattr(self, attribute_name(d.name)) for d in CONFIG_DEFS}
 
 
+def _require(requirement: bool, message: str) -> None:
+    """Kafka's ``Utils.require``."""
+    if not requirement:
+        raise ValueError(message)
+
+
+def _require_within(kind: str, value: int, low: int, high: int) -> None:
+    """``GroupCoordinatorConfig``'s three checks of ``group.consumer.KIND`` and its min and max,
+    in its order."""
+    name, least, most = (f"group.consumer.{qualifier}{kind}" for qualifier in ("", "min.", "max."))
+    _require(high >= low, f"{most} must be greater than or equal to {least}")
+    _require(value >= low, f"{name} must be greater than or equal to {least}")
+    _require(value <= high, f"{name} must be less than or equal to {most}")
+
+
 def read_properties(path: str | Path) -> dict[str, str]:
     """Parse a Java ``.properties`` file (``name=value`` or ``name: value``, ``#``/``!`` comments)."""
     properties: dict[str, str] = {}
@@ -431,7 +641,8 @@ def read_properties(path: str | Path) -> dict[str, str]:
 _TYPES = {"int": int, "int | None": int, "float": float, "bool": bool, "str": str}
 
 CONFIG_DEFS: tuple[ConfigDef, ...] = tuple(
-    ConfigDef(f.name.replace("_", "."), _TYPES[str(f.type)], f.default, f.metadata["doc"], f.metadata["at_least"])
+    ConfigDef(f.name.replace("_", "."), _TYPES[str(f.type)], f.default, f.metadata["doc"], f.metadata["at_least"],
+              f.metadata["kafka_type"], f.metadata["internal"])
     for f in dataclasses.fields(Config)
     if f.name != "extra"
 )

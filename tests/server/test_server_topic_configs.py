@@ -209,6 +209,27 @@ def test_broker_configs_are_described_and_read_only_here(servers: dict[str, Data
     assert describe(server, "0", resource_type=BROKER, keys=["log.retention.hours"])[1][0].value == "168"
 
 
+def test_consumer_group_broker_configs_are_described_as_kafka_describes_them(
+    servers: dict[str, DataServer],
+) -> None:
+    """Names, values, sources, types and synonyms; not the documentation (groupcoord's own
+    words), nor read-only (Kafka can change group.consumer.assignment.interval.ms at run time,
+    groupcoord changes no broker setting). group.consumer.regex.refresh.interval.ms is internal:
+    listed by neither while unset."""
+    node_ids = {"groupcoord": "0", "kafka": "1"}
+    described = {}
+    for kind, server in servers.items():
+        error, entries = describe(server, node_ids[kind], resource_type=BROKER)
+        assert error == Errors.NONE
+        described[kind] = {
+            e.name: (e.value, e.config_source, e.config_type, [(s.name, s.value, s.source) for s in e.synonyms])
+            for e in entries
+            if e.name.startswith("group.consumer.") or e.name == "group.coordinator.rebalance.protocols"
+        }
+    assert described["groupcoord"] == described["kafka"]
+    assert len(described["kafka"]) == 13
+
+
 def kafka_configs(server: DataServer, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(kafka_tool("kafka.admin.ConfigCommand", "--bootstrap-server", server.bootstrap,
                                      "--entity-type", "topics", "--entity-name", "tool", *args),

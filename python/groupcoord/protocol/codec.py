@@ -73,6 +73,12 @@ INT_RANGES = {  # the values each integer type can carry
 }
 
 
+_NULL_STRUCT = b"\xff"
+_PRESENT_STRUCT = b"\x01"
+"""The int8 marker before a nullable struct: -1 for null, 1 for a struct (any negative
+marker reads as null, as in Kafka's generated ``read``)."""
+
+
 def _path(parent: str, name: str) -> str:
     return f"{parent}.{name}" if parent else name
 
@@ -102,6 +108,10 @@ def _read_value(
             items.append(item)
         return items, pos
     if isinstance(wire, type):
+        if nullable:
+            marker, pos = p.read_int8(buf, pos)
+            if marker < 0:
+                return None, pos
         return _reference_decode_struct(wire, buf, pos, version, flexible, path)
     if wire.fmt is not None:
         return _FIXED_READERS[wire.name](buf, pos)
@@ -243,6 +253,8 @@ def _write_value(
             raise _Unencodable("None in a field that is not nullable at this version", path)
         if isinstance(wire, Array):
             p.write_array_length(out, None, compact)
+        elif isinstance(wire, type):
+            out += _NULL_STRUCT
         elif wire is STRING:
             p.write_nullable_string(out, None, compact)
         else:
@@ -258,6 +270,8 @@ def _write_value(
     if isinstance(wire, type):
         if not isinstance(value, wire):
             raise _Unencodable(f"expected {wire.__name__}, got {type(value).__name__}", path)
+        if nullable:
+            out += _PRESENT_STRUCT
         _reference_encode_struct(value, out, version, flexible, path)
         return
     if wire.name in INT_RANGES:
@@ -459,7 +473,14 @@ def _emit_read(
     """Emit code that reads one value of ``wire`` into ``target``."""
     if isinstance(wire, type):
         dec = src.const(_struct_decoder(wire, version, flexible), "_dec")
-        src.emit(ind, f"{target}, pos = {dec}(buf, pos)")
+        if nullable:
+            src.emit(ind, "pos += 1")
+            src.emit(ind, "if buf[pos - 1] > 127:")  # a negative int8 marker
+            src.emit(ind + 1, f"{target} = None")
+            src.emit(ind, "else:")
+            src.emit(ind + 1, f"{target}, pos = {dec}(buf, pos)")
+        else:
+            src.emit(ind, f"{target}, pos = {dec}(buf, pos)")
         return
     if isinstance(wire, Array):
         n = src.local("n")
@@ -632,7 +653,14 @@ def _emit_write(
     """Emit code that writes ``value`` (a simple expression) of ``wire`` to ``out``."""
     if isinstance(wire, type):
         enc = src.const(_struct_encoder(wire, version, flexible), "_enc")
-        src.emit(ind, f"{enc}({value}, out)")
+        if nullable:
+            src.emit(ind, f"if {value} is None:")
+            src.emit(ind + 1, f"out += {_NULL_STRUCT!r}")
+            src.emit(ind, "else:")
+            src.emit(ind + 1, f"out += {_PRESENT_STRUCT!r}")
+            src.emit(ind + 1, f"{enc}({value}, out)")
+        else:
+            src.emit(ind, f"{enc}({value}, out)")
         return
     if isinstance(wire, Primitive) and wire.fmt is not None:
         pack = src.const(struct.Struct(">" + wire.fmt).pack, "_pack")

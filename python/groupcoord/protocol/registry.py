@@ -13,6 +13,14 @@ from types import MappingProxyType
 from groupcoord.protocol.message import Request, Response
 from groupcoord.protocol.messages.alter_configs import AlterConfigsRequest, AlterConfigsResponse
 from groupcoord.protocol.messages.api_versions import ApiVersionsRequest, ApiVersionsResponse
+from groupcoord.protocol.messages.consumer_group_describe import (
+    ConsumerGroupDescribeRequest,
+    ConsumerGroupDescribeResponse,
+)
+from groupcoord.protocol.messages.consumer_group_heartbeat import (
+    ConsumerGroupHeartbeatRequest,
+    ConsumerGroupHeartbeatResponse,
+)
 from groupcoord.protocol.messages.create_partitions import (
     CreatePartitionsRequest,
     CreatePartitionsResponse,
@@ -137,6 +145,8 @@ APIS: Mapping[int, Api] = MappingProxyType(
                 _api(DeleteGroupsRequest, DeleteGroupsResponse),
                 _api(OffsetDeleteRequest, OffsetDeleteResponse),
                 _api(DescribeClusterRequest, DescribeClusterResponse),
+                _api(ConsumerGroupHeartbeatRequest, ConsumerGroupHeartbeatResponse),
+                _api(ConsumerGroupDescribeRequest, ConsumerGroupDescribeResponse),
             ),
             key=lambda api: api.key,
         )

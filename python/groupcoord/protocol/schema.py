@@ -19,7 +19,9 @@ specifications (``clients/src/main/resources/common/message/*.json``)::
 - Without ``default``, a field defaults to Kafka's zero value for its type: 0, False, ``""``,
   ``b""``, the zero uuid, an empty list, a default struct, None for records.
 - Nested structs are declared the same way as ``Struct`` subclasses (inner classes named as in
-  Kafka's specification), and referenced with ``field(Sub)`` or ``field(Array(Sub))``.
+  Kafka's specification), and referenced with ``field(Sub)`` or ``field(Array(Sub))``. A
+  nullable struct (``nullable=..., default=None``) is preceded on the wire by an int8 marker,
+  -1 for null and 1 for a struct, as Kafka's generated ``write`` and ``read`` do.
 - Field order is wire order.
 
 Every class gets a keyword-only ``__init__`` (every argument optional), ``__eq__`` and
@@ -174,8 +176,8 @@ def _build_field(owner: str, name: str, spec: _FieldSpec) -> Field:
             raise TypeError(f"{where}: only primitive fields take a default value")
         if not isinstance(default, type(wire.zero) if wire.zero is not None else bytes):
             raise TypeError(f"{where}: default {default!r} does not fit {wire!r}")
-    if isinstance(spec.type, type) and nullable != NO_VERSIONS:
-        raise TypeError(f"{where}: nullable structs are not supported")
+    if isinstance(spec.type, type) and nullable != NO_VERSIONS and spec.tag is not None:
+        raise TypeError(f"{where}: nullable tagged structs are not supported")
     flexible = None if spec.flexible is None else parse_versions(spec.flexible)
     if flexible is not None and spec.type is not STRING:
         raise TypeError(f"{where}: a flexible override is only supported on strings")

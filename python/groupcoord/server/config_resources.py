@@ -172,6 +172,8 @@ def offsets_topic_overrides(config: Config) -> dict[str, str]:
 
 
 def _broker_type(definition: ConfigDef) -> ConfigType:
+    if definition.kafka_type is not None:
+        return ConfigType[definition.kafka_type]
     if definition.type is bool:
         return ConfigType.BOOLEAN
     if definition.type is float:
@@ -184,9 +186,12 @@ def _broker_type(definition: ConfigDef) -> ConfigType:
 
 def broker_config_entries(config: Config, node_id: int) -> list[ConfigEntry]:
     """The broker's settings under Kafka's names (groupcoord changes none at run time: all
-    read-only), with ``node.id``'s Kafka synonym ``broker.id``."""
+    read-only), with ``node.id``'s Kafka synonym ``broker.id``. Kafka's internal settings are
+    listed only when set, as Kafka lists them."""
     entries = []
     for definition in sorted(CONFIG_DEFS, key=lambda d: d.name):
+        if definition.internal and not _is_set(config, definition.name):
+            continue
         value = _broker_value(config, definition.name)
         synonyms = []
         if _is_set(config, definition.name):

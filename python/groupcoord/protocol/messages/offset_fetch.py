@@ -1,13 +1,16 @@
-"""OffsetFetch (key 9), versions 0-9, flexible from 6.
+"""OffsetFetch (key 9), versions 0-10, flexible from 6.
 
 Version notes: v0 reads offsets stored in ZooKeeper, v1+ from the log; v2 makes the topic
 list nullable (null: every committed partition) and adds a top-level error_code; v3
 throttle_time_ms; v5 committed_leader_epoch; v7 require_stable (KIP-447); v8 fetches for
 several groups at once (``groups``, KIP-709), replacing group_id/topics and the flat
-response; v9 adds member_id and member_epoch (KIP-848).
+response; v9 adds member_id and member_epoch (KIP-848); v10 names topics by id instead of name
+(KIP-848).
 """
 
 from __future__ import annotations
+
+from uuid import UUID as PyUUID
 
 from groupcoord.protocol.message import Request, Response
 from groupcoord.protocol.schema import (
@@ -16,6 +19,7 @@ from groupcoord.protocol.schema import (
     INT32,
     INT64,
     STRING,
+    UUID,
     Array,
     Struct,
     field,
@@ -28,7 +32,8 @@ class OffsetFetchRequestTopic(Struct):
 
 
 class OffsetFetchRequestTopics(Struct):
-    name: str = field(STRING, versions="8+")
+    name: str = field(STRING, versions="8-9")
+    topic_id: PyUUID = field(UUID, versions="10+")
     partition_indexes: list[int] = field(Array(INT32), versions="8+")
 
 
@@ -41,7 +46,7 @@ class OffsetFetchRequestGroup(Struct):
     )
 
 
-class OffsetFetchRequest(Request, api_key=9, versions="0-9", flexible="6+"):
+class OffsetFetchRequest(Request, api_key=9, versions="0-10", flexible="6+"):
     group_id: str = field(STRING, versions="0-7")
     topics: list[OffsetFetchRequestTopic] | None = field(
         Array(OffsetFetchRequestTopic), versions="0-7", nullable="2-7"
@@ -74,7 +79,8 @@ class OffsetFetchResponsePartitions(Struct):
 
 
 class OffsetFetchResponseTopics(Struct):
-    name: str = field(STRING, versions="8+")
+    name: str = field(STRING, versions="8-9")
+    topic_id: PyUUID = field(UUID, versions="10+")
     partitions: list[OffsetFetchResponsePartitions] = field(
         Array(OffsetFetchResponsePartitions), versions="8+"
     )
@@ -86,7 +92,7 @@ class OffsetFetchResponseGroup(Struct):
     error_code: int = field(INT16, versions="8+", default=0)
 
 
-class OffsetFetchResponse(Response, api_key=9, versions="0-9", flexible="6+"):
+class OffsetFetchResponse(Response, api_key=9, versions="0-10", flexible="6+"):
     throttle_time_ms: int = field(INT32, versions="3+")
     topics: list[OffsetFetchResponseTopic] = field(Array(OffsetFetchResponseTopic), versions="0-7")
     error_code: int = field(INT16, versions="2-7", default=0)
