@@ -137,12 +137,23 @@ def field_type(t, statics: dict[str, str], owner: str, nullable: bool) -> str:
 STRUCTS: dict[str, object] = {}
 
 
+def tag_default(f, owner: str) -> str:
+    """The ``TagDefault`` of a tagged field: ``Null`` for a declared default None, ``Zero`` for
+    Kafka's zero value of its type (declared as ZERO or as that value)."""
+    if f.default is None:
+        return "TagDefault::Null"
+    if f.default is R.ZERO or (isinstance(f.type, R.Primitive) and f.default == f.type.zero):
+        return "TagDefault::Zero"
+    raise SystemExit(f"{owner}.{f.name}: a tagged field's default is None or its type's zero, "
+                     f"not {f.default!r}")
+
+
 def struct_static(name: str, fields: tuple, statics: dict[str, str], owner: str) -> str:
     defs = []
     for f in fields:
         ty = field_type(f.type, statics, owner, f.ever_nullable)
         defs.append(f'field("{f.name}", {ty})' if f.tag is None
-                    else f'tagged("{f.name}", {f.tag}, {ty})')
+                    else f'tagged("{f.name}", {f.tag}, {ty}, {tag_default(f, owner)})')
     return f"static {name}: [FieldDef; {len(defs)}] = [{', '.join(defs)}];"
 
 
@@ -185,7 +196,7 @@ def codec_module() -> str:
         "//! The tables of the `__consumer_offsets` records that the hand-written decoders and",
         "//! encoders of [`super::records`] and [`super::consumer_group`] read.",
         "",
-        "use crate::codec::consumer_group::{field, tagged, FieldDef, FieldType};",
+        "use crate::codec::consumer_group::{field, tagged, FieldDef, FieldType, TagDefault};",
         "use crate::codec::records::Versions;",
         "",
         "/// The record types, named as Kafka 4's `CoordinatorRecordType`: a key's first two bytes.",
@@ -418,7 +429,8 @@ CLASSES: tuple[PyClass, ...] = (
          Attr("schema", "str", doc='Kafka\'s name of the value\'s schema, e.g. '
               '"ConsumerGroupMemberMetadataValue".'),
          Attr("fields", "dict[str, Any]", doc="""The decoded fields (snake_case names; uuids as Kafka's base64url strings; absent
-        tagged fields None). A struct holding tagged fields its schema does not declare has
+        tagged fields at their defaults: Kafka's, e.g. 0 for ``metadata_hash``, or None where
+        that is null). A struct holding tagged fields its schema does not declare has
         one more entry, ``unknown_tagged_fields``: a list of ``{"tag", "data"}``, written
         back by ``encode_value`` in tag order among the known ones (refused, as Kafka's
         writers refuse it, unless their tags strictly increase and differ from the known

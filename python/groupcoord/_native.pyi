@@ -399,7 +399,8 @@ class ConsumerGroupValue:
     @property
     def fields(self) -> dict[str, Any]:
         """The decoded fields (snake_case names; uuids as Kafka's base64url strings; absent
-        tagged fields None). A struct holding tagged fields its schema does not declare has
+        tagged fields at their defaults: Kafka's, e.g. 0 for ``metadata_hash``, or None where
+        that is null). A struct holding tagged fields its schema does not declare has
         one more entry, ``unknown_tagged_fields``: a list of ``{"tag", "data"}``, written
         back by ``encode_value`` in tag order among the known ones (refused, as Kafka's
         writers refuse it, unless their tags strictly increase and differ from the known
