@@ -277,7 +277,8 @@ class PyClass:
     arguments; ``rust``: the Rust struct's own (``pyclass(eq, hash)``)."""
     constant_record_type: str | None = None
     """A key class of one record type: ``to_dict`` gives it as ``record_type``."""
-    has_constructor: bool = True
+    constructor: tuple[str, ...] | None = None
+    """The stub's ``__new__`` parameters, where they are not the attributes'."""
 
 
 def py_type(f, owner: str = "") -> str:
@@ -424,7 +425,15 @@ CLASSES: tuple[PyClass, ...] = (
     ),
     PyClass(
         "ConsumerGroupValue", "ConsumerGroupValue",
-        "Value of a consumer-group record (types 3 to 8, 16), decoded by its declared schema.",
+        """Value of a consumer-group record (types 3 to 8, 16), decoded by its declared schema.
+
+    Made from ``fields`` as the ``fields`` property gives them, checked against the record
+    type's schema (unknown or missing fields, wrong types, ints out of range: ``ValueError``
+    or ``TypeError`` naming the field). Uuids may be ``uuid.UUID`` objects or Kafka's strings,
+    arrays any sequence, structs any mapping. Every untagged field must be given; a tagged
+    field left out (or None where it is not nullable) takes its declared default, as in
+    Kafka's classes, and a field at its default is left out when written.
+    """,
         (Attr("record_type", "int", repr="hidden"), Attr("version", "int", repr="hidden"),
          Attr("schema", "str", doc='Kafka\'s name of the value\'s schema, e.g. '
               '"ConsumerGroupMemberMetadataValue".'),
@@ -435,7 +444,8 @@ CLASSES: tuple[PyClass, ...] = (
         back by ``encode_value`` in tag order among the known ones (refused, as Kafka's
         writers refuse it, unless their tags strictly increase and differ from the known
         ones'). A pickle or copy keeps them as read, in any order.""")),
-        compare="rust", has_constructor=False,
+        compare="rust",
+        constructor=("record_type: int", "fields: Mapping[str, Any]", "version: int = 0"),
     ),
 )
 """The Python record classes, in the stub's order."""
@@ -682,19 +692,18 @@ def stub_section() -> str:
         out += ["@final", f"class {cls.name}:"]
         out.append(f'    """{cls.doc}"""')
         out.append("")
-        if cls.has_constructor:
-            params = []
-            for a in cls.attrs:
-                if not a.in_constructor:
-                    continue
-                arg_type = TAGGED_ARG if a is TAGGED else a.type
-                params.append(f"{a.name}: {arg_type}" + (f" = {a.default}" if a.default else ""))
-            one_line = f"    def __new__(cls, {', '.join(params)}) -> Self: ..."
-            if len(one_line) <= 99:
-                out.append(one_line)
-            else:
-                out += ["    def __new__(", "        cls,", *(f"        {p}," for p in params),
-                        "    ) -> Self: ..."]
+        params = list(cls.constructor or ())
+        for a in () if cls.constructor else cls.attrs:
+            if not a.in_constructor:
+                continue
+            arg_type = TAGGED_ARG if a is TAGGED else a.type
+            params.append(f"{a.name}: {arg_type}" + (f" = {a.default}" if a.default else ""))
+        one_line = f"    def __new__(cls, {', '.join(params)}) -> Self: ..."
+        if len(one_line) <= 99:
+            out.append(one_line)
+        else:
+            out += ["    def __new__(", "        cls,", *(f"        {p}," for p in params),
+                    "    ) -> Self: ..."]
         for a in cls.attrs:
             out += ["    @property",
                     f"    def {a.name}(self) -> {a.type}:" + ("" if a.doc else " ...")]

@@ -1,6 +1,6 @@
 """Type stubs for groupcoord's compiled core (``groupcoord._native``)."""
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from os import PathLike
 from typing import Any, ClassVar, TypeAlias, final
 
@@ -387,8 +387,17 @@ class ConsumerGroupKey:
 
 @final
 class ConsumerGroupValue:
-    """Value of a consumer-group record (types 3 to 8, 16), decoded by its declared schema."""
+    """Value of a consumer-group record (types 3 to 8, 16), decoded by its declared schema.
 
+    Made from ``fields`` as the ``fields`` property gives them, checked against the record
+    type's schema (unknown or missing fields, wrong types, ints out of range: ``ValueError``
+    or ``TypeError`` naming the field). Uuids may be ``uuid.UUID`` objects or Kafka's strings,
+    arrays any sequence, structs any mapping. Every untagged field must be given; a tagged
+    field left out (or None where it is not nullable) takes its declared default, as in
+    Kafka's classes, and a field at its default is left out when written.
+    """
+
+    def __new__(cls, record_type: int, fields: Mapping[str, Any], version: int = 0) -> Self: ...
     @property
     def record_type(self) -> int: ...
     @property

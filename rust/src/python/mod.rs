@@ -5,6 +5,7 @@ use pyo3::prelude::*;
 mod batch_classes;
 mod classic_records;
 mod codec;
+mod consumer_group_fields;
 mod decode;
 mod errors;
 mod input;
