@@ -636,6 +636,16 @@ def partition_for(group_id: str, num_partitions: int) -> int:
     """``Utils.abs(group_id.hashCode()) % num_partitions`` (``Utils.abs`` maps MIN_VALUE to
     0); ValueError unless ``num_partitions`` is at least 1."""
 
+def topic_hash(
+    topic_id: bytes, name: str, num_partitions: int, racks: Sequence[Sequence[str]] = ...
+) -> int:
+    """Kafka's ``Utils.computeTopicHash`` (KIP-1101) of a topic: ``topic_id`` its uuid's 16
+    bytes, ``racks[i]`` partition ``i``'s racks; a signed int64."""
+
+def group_hash(topic_hashes: Sequence[int]) -> int:
+    """Kafka's ``Utils.computeGroupHash`` of topic hashes given in their topics' name order;
+    0 for none."""
+
 def valid_prefix_length(data: _Buffer) -> int:
     """Bytes at the start of ``data`` that are whole, valid batches (where recovery truncates).
 

@@ -10,6 +10,7 @@ mod decode;
 mod errors;
 mod input;
 mod json_lines;
+mod metadata_hash;
 mod names;
 mod network;
 mod other_records;
@@ -29,6 +30,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     codec::register(m)?;
     json_lines::register(m)?;
     partitioner::register(m)?;
+    metadata_hash::register(m)?;
     network::register(m)?;
     Ok(())
 }
