@@ -137,12 +137,23 @@ def field_type(t, statics: dict[str, str], owner: str, nullable: bool) -> str:
 STRUCTS: dict[str, object] = {}
 
 
+def tag_default(f, owner: str) -> str:
+    """The ``TagDefault`` of a tagged field: ``Null`` for a declared default None, ``Zero`` for
+    Kafka's zero value of its type (declared as ZERO or as that value)."""
+    if f.default is None:
+        return "TagDefault::Null"
+    if f.default is R.ZERO or (isinstance(f.type, R.Primitive) and f.default == f.type.zero):
+        return "TagDefault::Zero"
+    raise SystemExit(f"{owner}.{f.name}: a tagged field's default is None or its type's zero, "
+                     f"not {f.default!r}")
+
+
 def struct_static(name: str, fields: tuple, statics: dict[str, str], owner: str) -> str:
     defs = []
     for f in fields:
         ty = field_type(f.type, statics, owner, f.ever_nullable)
         defs.append(f'field("{f.name}", {ty})' if f.tag is None
-                    else f'tagged("{f.name}", {f.tag}, {ty})')
+                    else f'tagged("{f.name}", {f.tag}, {ty}, {tag_default(f, owner)})')
     return f"static {name}: [FieldDef; {len(defs)}] = [{', '.join(defs)}];"
 
 
@@ -185,7 +196,7 @@ def codec_module() -> str:
         "//! The tables of the `__consumer_offsets` records that the hand-written decoders and",
         "//! encoders of [`super::records`] and [`super::consumer_group`] read.",
         "",
-        "use crate::codec::consumer_group::{field, tagged, FieldDef, FieldType};",
+        "use crate::codec::consumer_group::{field, tagged, FieldDef, FieldType, TagDefault};",
         "use crate::codec::records::Versions;",
         "",
         "/// The record types, named as Kafka 4's `CoordinatorRecordType`: a key's first two bytes.",
@@ -266,7 +277,8 @@ class PyClass:
     arguments; ``rust``: the Rust struct's own (``pyclass(eq, hash)``)."""
     constant_record_type: str | None = None
     """A key class of one record type: ``to_dict`` gives it as ``record_type``."""
-    has_constructor: bool = True
+    constructor: tuple[str, ...] | None = None
+    """The stub's ``__new__`` parameters, where they are not the attributes'."""
 
 
 def py_type(f, owner: str = "") -> str:
@@ -413,17 +425,27 @@ CLASSES: tuple[PyClass, ...] = (
     ),
     PyClass(
         "ConsumerGroupValue", "ConsumerGroupValue",
-        "Value of a consumer-group record (types 3 to 8, 16), decoded by its declared schema.",
+        """Value of a consumer-group record (types 3 to 8, 16), decoded by its declared schema.
+
+    Made from ``fields`` as the ``fields`` property gives them, checked against the record
+    type's schema (unknown or missing fields, wrong types, ints out of range: ``ValueError``
+    or ``TypeError`` naming the field). Uuids may be ``uuid.UUID`` objects or Kafka's strings,
+    arrays any sequence, structs any mapping. Every untagged field must be given; a tagged
+    field left out (or None where it is not nullable) takes its declared default, as in
+    Kafka's classes, and a field at its default is left out when written.
+    """,
         (Attr("record_type", "int", repr="hidden"), Attr("version", "int", repr="hidden"),
          Attr("schema", "str", doc='Kafka\'s name of the value\'s schema, e.g. '
               '"ConsumerGroupMemberMetadataValue".'),
          Attr("fields", "dict[str, Any]", doc="""The decoded fields (snake_case names; uuids as Kafka's base64url strings; absent
-        tagged fields None). A struct holding tagged fields its schema does not declare has
+        tagged fields at their defaults: Kafka's, e.g. 0 for ``metadata_hash``, or None where
+        that is null). A struct holding tagged fields its schema does not declare has
         one more entry, ``unknown_tagged_fields``: a list of ``{"tag", "data"}``, written
         back by ``encode_value`` in tag order among the known ones (refused, as Kafka's
         writers refuse it, unless their tags strictly increase and differ from the known
         ones'). A pickle or copy keeps them as read, in any order.""")),
-        compare="rust", has_constructor=False,
+        compare="rust",
+        constructor=("record_type: int", "fields: Mapping[str, Any]", "version: int = 0"),
     ),
 )
 """The Python record classes, in the stub's order."""
@@ -670,19 +692,18 @@ def stub_section() -> str:
         out += ["@final", f"class {cls.name}:"]
         out.append(f'    """{cls.doc}"""')
         out.append("")
-        if cls.has_constructor:
-            params = []
-            for a in cls.attrs:
-                if not a.in_constructor:
-                    continue
-                arg_type = TAGGED_ARG if a is TAGGED else a.type
-                params.append(f"{a.name}: {arg_type}" + (f" = {a.default}" if a.default else ""))
-            one_line = f"    def __new__(cls, {', '.join(params)}) -> Self: ..."
-            if len(one_line) <= 99:
-                out.append(one_line)
-            else:
-                out += ["    def __new__(", "        cls,", *(f"        {p}," for p in params),
-                        "    ) -> Self: ..."]
+        params = list(cls.constructor or ())
+        for a in () if cls.constructor else cls.attrs:
+            if not a.in_constructor:
+                continue
+            arg_type = TAGGED_ARG if a is TAGGED else a.type
+            params.append(f"{a.name}: {arg_type}" + (f" = {a.default}" if a.default else ""))
+        one_line = f"    def __new__(cls, {', '.join(params)}) -> Self: ..."
+        if len(one_line) <= 99:
+            out.append(one_line)
+        else:
+            out += ["    def __new__(", "        cls,", *(f"        {p}," for p in params),
+                    "    ) -> Self: ..."]
         for a in cls.attrs:
             out += ["    @property",
                     f"    def {a.name}(self) -> {a.type}:" + ("" if a.doc else " ...")]

@@ -262,6 +262,16 @@ def test_an_offset_commit_carries_the_topic_id_kafka_41_declares(tmp_path: Path)
     first = json.loads(dumped.stdout.splitlines()[0])["value"]
     assert (first["topic_id"], first["unknown_tagged_fields"]) == (topic_id, [{"tag": 7, "data": "q80="}])
 
+    # Kafka's default topic id is the zero uuid, which its writer leaves out (it writes
+    # topicId only when it is not Uuid.ZERO_UUID) and reads an absent one as: no topic id.
+    zero = OffsetCommitValue(100, version=4, topic_id=kafka_uuid(bytes(16)))
+    assert zero.topic_id is None
+    explicit_zero = bytes.fromhex("0004 0000000000000064 ffffffff 01 0000000000000000"
+                                  " 01 00 10 00000000000000000000000000000000")
+    read = codec.decode_value(key, explicit_zero)
+    assert isinstance(read, OffsetCommitValue) and read.topic_id is None
+    assert codec.encode_value(read) == explicit_zero[:-19] + b"\x00"
+
     with pytest.raises(ValueError, match="is not a topic id as Kafka writes one"):
         OffsetCommitValue(1, version=4, topic_id=topic_id + "=")
     with pytest.raises(ValueError, match="give it as topic_id"):
@@ -318,7 +328,8 @@ def test_consumer_group_records_decode_fully() -> None:
     value = codec.decode_value(key, bytes.fromhex("00000000000a00"))
     assert isinstance(value, codec.ConsumerGroupValue)
     assert value.schema == "ConsumerGroupMetadataValue"
-    assert value.fields == {"epoch": 10, "metadata_hash": None, "creation_time_ms": None}
+    # An absent metadata hash reads as Kafka's default for it, 0 (Kafka 4.3's schema).
+    assert value.fields == {"epoch": 10, "metadata_hash": 0, "creation_time_ms": None}
     assert codec.encode_value(value) == bytes.fromhex("00000000000a00")
     uuid = bytes(range(16))
     body = (

@@ -1,6 +1,6 @@
 """Type stubs for groupcoord's compiled core (``groupcoord._native``)."""
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from os import PathLike
 from typing import Any, ClassVar, TypeAlias, final
 
@@ -387,8 +387,17 @@ class ConsumerGroupKey:
 
 @final
 class ConsumerGroupValue:
-    """Value of a consumer-group record (types 3 to 8, 16), decoded by its declared schema."""
+    """Value of a consumer-group record (types 3 to 8, 16), decoded by its declared schema.
 
+    Made from ``fields`` as the ``fields`` property gives them, checked against the record
+    type's schema (unknown or missing fields, wrong types, ints out of range: ``ValueError``
+    or ``TypeError`` naming the field). Uuids may be ``uuid.UUID`` objects or Kafka's strings,
+    arrays any sequence, structs any mapping. Every untagged field must be given; a tagged
+    field left out (or None where it is not nullable) takes its declared default, as in
+    Kafka's classes, and a field at its default is left out when written.
+    """
+
+    def __new__(cls, record_type: int, fields: Mapping[str, Any], version: int = 0) -> Self: ...
     @property
     def record_type(self) -> int: ...
     @property
@@ -399,7 +408,8 @@ class ConsumerGroupValue:
     @property
     def fields(self) -> dict[str, Any]:
         """The decoded fields (snake_case names; uuids as Kafka's base64url strings; absent
-        tagged fields None). A struct holding tagged fields its schema does not declare has
+        tagged fields at their defaults: Kafka's, e.g. 0 for ``metadata_hash``, or None where
+        that is null). A struct holding tagged fields its schema does not declare has
         one more entry, ``unknown_tagged_fields``: a list of ``{"tag", "data"}``, written
         back by ``encode_value`` in tag order among the known ones (refused, as Kafka's
         writers refuse it, unless their tags strictly increase and differ from the known
@@ -625,6 +635,16 @@ def java_string_hash(s: str) -> int:
 def partition_for(group_id: str, num_partitions: int) -> int:
     """``Utils.abs(group_id.hashCode()) % num_partitions`` (``Utils.abs`` maps MIN_VALUE to
     0); ValueError unless ``num_partitions`` is at least 1."""
+
+def topic_hash(
+    topic_id: bytes, name: str, num_partitions: int, racks: Sequence[Sequence[str]] = ...
+) -> int:
+    """Kafka's ``Utils.computeTopicHash`` (KIP-1101) of a topic: ``topic_id`` its uuid's 16
+    bytes, ``racks[i]`` partition ``i``'s racks; a signed int64."""
+
+def group_hash(topic_hashes: Sequence[int]) -> int:
+    """Kafka's ``Utils.computeGroupHash`` of topic hashes given in their topics' name order;
+    0 for none."""
 
 def valid_prefix_length(data: _Buffer) -> int:
     """Bytes at the start of ``data`` that are whole, valid batches (where recovery truncates).

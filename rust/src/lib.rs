@@ -4,6 +4,7 @@
 //!   a caller-supplied clock.
 //! - [`purgatory`]: delayed operations watched under keys (Kafka's `DelayedOperationPurgatory`).
 //! - [`codec`]: the `__consumer_offsets` log format: record batches and the coordinator's records.
+//! - [`metadata_hash`]: KIP-1101's hash of a consumer group's subscribed topics' metadata.
 //! - [`partitioner`]: which `__consumer_offsets` partition owns a group (Kafka's `partitionFor`).
 //! - [`network`]: the network thread that writes the server's answers to client sockets.
 //!
@@ -12,6 +13,7 @@
 
 pub mod codec;
 pub mod error;
+pub mod metadata_hash;
 pub mod network;
 pub mod partitioner;
 pub mod purgatory;

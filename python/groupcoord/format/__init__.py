@@ -12,6 +12,8 @@
   offset commits), the one rule set shared by the coordinator's replay, the cleaner and Spark;
 * :mod:`groupcoord.format.compaction`: the compacted view of a log (the latest record of each
   key), as Kafka's log cleaner leaves it.
+* :mod:`groupcoord.format.metadata_hash`: KIP-1101's hash of a group's subscribed topics'
+  metadata, stored in ``ConsumerGroupMetadataValue.metadata_hash``.
 
 This layer depends on nothing in groupcoord but the native module and
 :mod:`groupcoord.versions` (Kafka's version ranges, shared with the wire protocol).

@@ -312,8 +312,11 @@ GROUP_METADATA_VALUE = schema(
 )
 
 # --- the new coordinator's consumer-group records (types 3 to 8, 16) --------------------------
-# Keys are version 0 and not flexible; values version 0, flexible. An absent tagged field
-# reads as None, except a nullable struct, whose default in Kafka's schemas is an empty one.
+# Keys are version 0 and not flexible; values version 0, flexible. A tagged field reads as its
+# default where it is absent, and is left out where it equals it, as Kafka's generated readers
+# and writers do. Kafka's `"default": null` in JSON (ClassicMemberMetadata, AssignmentEpochs)
+# is no default to its generator: the type's zero (an empty struct, an empty array), so a null
+# one is written, as its marker. `default=None` here is a field Kafka reads as null.
 
 
 def _group_key(name: str, *second: Field) -> Schema:
@@ -334,7 +337,9 @@ _TOPIC_PARTITIONS = Struct("TopicPartitions", (
 CONSUMER_GROUP_METADATA_VALUE = _group_value(
     "ConsumerGroupMetadataValue",
     field("epoch", INT32),
-    field("metadata_hash", INT64, tag=0, default=None),
+    # Kafka 4.1's (KIP-1101): the hash of the subscribed topics' metadata, default 0.
+    field("metadata_hash", INT64, tag=0, default=0),
+    # Only on Kafka's trunk (not in 4.3): read when present, written only when set.
     field("creation_time_ms", INT64, tag=1, default=None),
 )
 
@@ -373,7 +378,8 @@ CONSUMER_GROUP_MEMBER_METADATA_VALUE = _group_value(
 CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE = _group_value(
     "ConsumerGroupTargetAssignmentMetadataValue",
     field("assignment_epoch", INT32),
-    field("assignment_timestamp", INT64, tag=0, default=None),
+    # Kafka 4.3's (KIP-1263): when the assignment was computed, default 0.
+    field("assignment_timestamp", INT64, tag=0, default=0),
 )
 
 CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = _group_value(
@@ -384,7 +390,8 @@ CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE = _group_value(
 _TOPIC_PARTITIONS_WITH_EPOCHS = Struct("TopicPartitions", (
     *_TOPIC_PARTITIONS.fields,
     # KIP-1251: the epoch each partition was assigned at, aligned with `partitions`.
-    field("assignment_epochs", Array(INT32), nullable="0+", tag=0, default=None),
+    # Its `"default": null` is the empty array to Kafka (see above).
+    field("assignment_epochs", Array(INT32), nullable="0+", tag=0),
 ))
 
 CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE = _group_value(

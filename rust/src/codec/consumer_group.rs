@@ -5,8 +5,10 @@
 //! Keys are non-flexible: `GroupId` string, with `MemberId` (types 5, 7, 8) or
 //! `RegularExpression` (16). Values are version 0, flexible: compact strings and arrays, a
 //! tagged-field section after every struct. A value decodes into a [`Datum::Struct`] whose
-//! field names are the snake_case of Kafka's; uuids keep their 16 bytes. Tagged fields that
-//! are absent decode as [`Datum::Null`]. Tagged fields the schema does not declare are kept,
+//! field names are the snake_case of Kafka's; uuids keep their 16 bytes. A tagged field that
+//! is absent decodes as its declared default ([`TagDefault`]), and one at its default is left
+//! out when written, as Kafka's generated readers and writers do. Tagged fields the schema
+//! does not declare are kept,
 //! as Kafka's classes keep them, in one more field, [`UNKNOWN_TAGGED_FIELDS`], present only
 //! when there are some, and written back.
 
@@ -30,12 +32,25 @@ pub enum FieldType {
     NullableStruct(&'static [FieldDef]),
 }
 
-/// A declared field: its name, type, and tag if it is a tagged field.
+/// The default of a tagged field: what it reads as when absent, and the value it is left out
+/// at when written (Kafka's generated writers skip a tagged field equal to its default).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TagDefault {
+    /// Kafka's zero value of the type: 0, a zero uuid, an empty array, an empty struct. A
+    /// schema without a default, or with the JSON `"default": null` (which Kafka's generator
+    /// reads as no default), has this one: a null value is then written, as its marker.
+    Zero,
+    /// Null (`"default": "null"` in Kafka's terms): left out when null.
+    Null,
+}
+
+/// A declared field: its name, type, and tag and default if it is a tagged field.
 #[derive(Debug)]
 pub struct FieldDef {
     pub name: &'static str,
     pub ty: FieldType,
     pub tag: Option<u32>,
+    pub default: TagDefault,
 }
 
 pub(crate) const fn field(name: &'static str, ty: FieldType) -> FieldDef {
@@ -43,14 +58,21 @@ pub(crate) const fn field(name: &'static str, ty: FieldType) -> FieldDef {
         name,
         ty,
         tag: None,
+        default: TagDefault::Zero,
     }
 }
 
-pub(crate) const fn tagged(name: &'static str, tag: u32, ty: FieldType) -> FieldDef {
+pub(crate) const fn tagged(
+    name: &'static str,
+    tag: u32,
+    ty: FieldType,
+    default: TagDefault,
+) -> FieldDef {
     FieldDef {
         name,
         ty,
         tag: Some(tag),
+        default,
     }
 }
 
@@ -169,7 +191,7 @@ pub fn decode_struct(r: &mut Reader<'_>, fields: &'static [FieldDef]) -> Result<
     for f in tagged {
         let value = match found.iter().position(|(n, _)| *n == f.name) {
             Some(i) => found.swap_remove(i).1,
-            None => absent_tagged_field(&f.ty),
+            None => tagged_default(f),
         };
         out.push((f.name, value));
     }
@@ -179,38 +201,39 @@ pub fn decode_struct(r: &mut Reader<'_>, fields: &'static [FieldDef]) -> Result<
     Ok(Datum::Struct(out))
 }
 
-/// What a tagged field left out of its section reads as: null, except a nullable struct,
-/// whose default in Kafka's schemas is an empty struct (so that a null one is written, as its
-/// marker, and an empty one is left out).
-fn absent_tagged_field(ty: &'static FieldType) -> Datum {
-    match ty {
-        FieldType::NullableStruct(fields) => empty_struct(fields),
-        _ => Datum::Null,
+/// What a tagged field left out of its section reads as, and is left out at: its declared
+/// default.
+pub fn tagged_default(f: &FieldDef) -> Datum {
+    match f.default {
+        TagDefault::Null => Datum::Null,
+        TagDefault::Zero => zero(&f.ty),
     }
 }
 
-/// A struct of `fields` at Kafka's zero values: empty arrays, strings and bytes, zero
-/// numbers and uuid; null for nullable and tagged fields.
-fn empty_struct(fields: &'static [FieldDef]) -> Datum {
-    let zero = |ty: &FieldType| match ty {
+/// Kafka's zero value of a type: 0, empty strings, bytes and arrays, a zero uuid, a struct of
+/// zero values (its tagged fields at their defaults): the default Kafka's generator gives a
+/// field that declares none, nullable or not (`new Struct()`, `""`, `new ArrayList<>(0)`).
+fn zero(ty: &FieldType) -> Datum {
+    match ty {
         FieldType::I8 | FieldType::I32 | FieldType::I64 => Datum::Int(0),
-        FieldType::Str => Datum::Str(String::new()),
+        FieldType::Str | FieldType::NullableStr => Datum::Str(String::new()),
         FieldType::Bytes => Datum::Bytes(Vec::new()),
         FieldType::Uuid => Datum::Uuid([0; 16]),
-        FieldType::Array(_) => Datum::List(Vec::new()),
-        FieldType::Struct(inner) => empty_struct(inner),
-        FieldType::NullableStr | FieldType::NullableArray(_) | FieldType::NullableStruct(_) => {
-            Datum::Null
-        }
-    };
+        FieldType::Array(_) | FieldType::NullableArray(_) => Datum::List(Vec::new()),
+        FieldType::Struct(fields) | FieldType::NullableStruct(fields) => empty_struct(fields),
+    }
+}
+
+/// A struct of `fields` at Kafka's zero values, its tagged fields at their defaults: what an
+/// empty struct (`new Struct()` in Kafka's classes) holds.
+fn empty_struct(fields: &'static [FieldDef]) -> Datum {
     Datum::Struct(
         fields
             .iter()
             .map(|f| {
-                let value = if f.tag.is_some() {
-                    absent_tagged_field(&f.ty)
-                } else {
-                    zero(&f.ty)
+                let value = match f.tag {
+                    Some(_) => tagged_default(f),
+                    None => zero(&f.ty),
                 };
                 (f.name, value)
             })
@@ -326,7 +349,7 @@ pub fn encode_struct(
     // A tagged field at its default is left out: the reader takes the default back.
     let present = fields
         .iter()
-        .filter(|f| f.tag.is_some() && *value_of(f.name) != absent_tagged_field(&f.ty));
+        .filter(|f| f.tag.is_some() && *value_of(f.name) != tagged_default(f));
     let mut section = Vec::new();
     for f in present {
         let mut body = Vec::new();
@@ -442,11 +465,13 @@ mod tests {
     /// A constructed ConsumerGroupMetadataValue v0, epoch 10.
     #[test]
     fn group_metadata_vector() {
+        // An absent metadata hash reads as Kafka's default for it, 0; an absent creation time
+        // (Kafka's trunk only) as null.
         assert_eq!(
             decode(3, &hex("0000000a 00")),
             Datum::Struct(vec![
                 ("epoch", Datum::Int(10)),
-                ("metadata_hash", Datum::Null),
+                ("metadata_hash", Datum::Int(0)),
                 ("creation_time_ms", Datum::Null)
             ])
         );
@@ -616,6 +641,58 @@ mod tests {
                     ("supported_protocols", Datum::List(vec![]))
                 ])
             )
+        );
+    }
+
+    /// Kafka's generated writers leave out a tagged field equal to its default, and its
+    /// readers take an absent one as the default: a metadata hash or assignment timestamp of
+    /// 0, an empty array of assignment epochs (whose JSON `"default": null` Kafka's generator
+    /// reads as no default). A null array of epochs is written, as its marker.
+    #[test]
+    fn tagged_fields_at_their_defaults_are_left_out() {
+        let (_, schema) = value_schema(3).unwrap();
+        let at_default = Datum::Struct(vec![
+            ("epoch", Datum::Int(10)),
+            ("metadata_hash", Datum::Int(0)),
+        ]);
+        let mut out = Vec::new();
+        encode_struct(&mut out, schema, &at_default, UnknownTags::InTagOrder).unwrap();
+        assert_eq!(out, hex("0000000a 00"));
+
+        assert_eq!(
+            decode(6, &hex("00000003 00")),
+            Datum::Struct(vec![
+                ("assignment_epoch", Datum::Int(3)),
+                ("assignment_timestamp", Datum::Int(0)),
+            ])
+        );
+        decode(6, &hex("00000003 01 00 08 0000000000000001"));
+
+        let uuid = "000102030405060708090a0b0c0d0e0f";
+        let type8 = |tagged: &str| {
+            let body = hex(&format!(
+                "00000001 00000000 00 02 {uuid} 02 00000000 {tagged} 01 00"
+            ));
+            let Datum::Struct(fields) = decode(8, &body) else {
+                panic!()
+            };
+            let Datum::List(assigned) = &fields[3].1 else {
+                panic!()
+            };
+            let Datum::Struct(tp) = &assigned[0] else {
+                panic!()
+            };
+            tp[2].1.clone()
+        };
+        assert_eq!(type8("00"), Datum::List(vec![]), "absent: the default");
+        assert_eq!(
+            type8("01 00 01 00"),
+            Datum::Null,
+            "null: written, as its marker"
+        );
+        assert_eq!(
+            type8("01 00 05 02 00000007"),
+            Datum::List(vec![Datum::Int(7)])
         );
     }
 

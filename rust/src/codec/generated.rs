@@ -4,7 +4,7 @@
 //! The tables of the `__consumer_offsets` records that the hand-written decoders and
 //! encoders of [`super::records`] and [`super::consumer_group`] read.
 
-use crate::codec::consumer_group::{field, tagged, FieldDef, FieldType};
+use crate::codec::consumer_group::{field, tagged, FieldDef, FieldType, TagDefault};
 use crate::codec::records::Versions;
 
 /// The record types, named as Kafka 4's `CoordinatorRecordType`: a key's first two bytes.
@@ -107,8 +107,8 @@ pub const CONSUMER_PROTOCOL_ASSIGNMENT_MAX: i16 = 3;
 /// Type 3: ConsumerGroupMetadataValue.
 static CONSUMER_GROUP_METADATA_VALUE: [FieldDef; 3] = [
     field("epoch", FieldType::I32),
-    tagged("metadata_hash", 0, FieldType::I64),
-    tagged("creation_time_ms", 1, FieldType::I64),
+    tagged("metadata_hash", 0, FieldType::I64, TagDefault::Zero),
+    tagged("creation_time_ms", 1, FieldType::I64, TagDefault::Null),
 ];
 /// Type 4: ConsumerGroupPartitionMetadataValue.
 static CONSUMER_GROUP_PARTITION_METADATA_VALUE: [FieldDef; 1] = [field(
@@ -146,6 +146,7 @@ static CONSUMER_GROUP_MEMBER_METADATA_VALUE: [FieldDef; 9] = [
         "classic_member_metadata",
         0,
         FieldType::NullableStruct(&CONSUMER_GROUP_MEMBER_METADATA_VALUE_CLASSIC_MEMBER_METADATA),
+        TagDefault::Zero,
     ),
 ];
 static CONSUMER_GROUP_MEMBER_METADATA_VALUE_CLASSIC_MEMBER_METADATA: [FieldDef; 2] = [
@@ -164,7 +165,7 @@ static CONSUMER_GROUP_MEMBER_METADATA_VALUE_CLASSIC_PROTOCOL: [FieldDef; 2] = [
 /// Type 6: ConsumerGroupTargetAssignmentMetadataValue.
 static CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA_VALUE: [FieldDef; 2] = [
     field("assignment_epoch", FieldType::I32),
-    tagged("assignment_timestamp", 0, FieldType::I64),
+    tagged("assignment_timestamp", 0, FieldType::I64, TagDefault::Zero),
 ];
 /// Type 7: ConsumerGroupTargetAssignmentMemberValue.
 static CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER_VALUE: [FieldDef; 1] = [field(
@@ -202,6 +203,7 @@ static CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT_VALUE_TOPIC_PARTITIONS: [FieldDe
         "assignment_epochs",
         0,
         FieldType::NullableArray(&FieldType::I32),
+        TagDefault::Zero,
     ),
 ];
 /// Type 16: ConsumerGroupRegularExpressionValue.

@@ -6,13 +6,14 @@ pub mod arrow;
 pub mod batch;
 pub mod compression;
 pub mod consumer_group;
+pub mod consumer_group_fields;
 pub mod consumer_protocol;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 pub mod generated;
-pub mod json;
 #[cfg(test)]
 mod generated_tests;
+pub mod json;
 pub mod legacy;
 pub mod log;
 pub mod primitives;

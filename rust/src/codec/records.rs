@@ -27,6 +27,9 @@ use crate::codec::generated::{
 use crate::codec::primitives::{Reader, TaggedSection, UnknownTaggedFields, Writer};
 use crate::error::{Error, Result};
 
+/// Kafka's `Uuid.ZERO_UUID`: the default of a uuid field, no id.
+const ZERO_UUID: [u8; 16] = [0; 16];
+
 /// Offset commit key (record types 0 and 1; brokers since 0.9 write 1).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct OffsetCommitKey {
@@ -62,7 +65,9 @@ pub struct OffsetCommitValue {
     pub leader_epoch: i32,
     pub expire_timestamp: i64,
     pub version: i16,
-    /// The committed topic's id: tagged field 0 of version 4 (Kafka 4.1's schema).
+    /// The committed topic's id: tagged field 0 of version 4 (Kafka 4.1's schema). Kafka's
+    /// default is the zero uuid, which it leaves out when writing and reads an absent field
+    /// as: both are `None` here, and a zero id is written as `None` is, left out.
     pub topic_id: Option<[u8; 16]>,
     /// Tagged fields of a version-4 value that Kafka's schema does not declare.
     pub unknown_tagged_fields: UnknownTaggedFields,
@@ -540,13 +545,14 @@ fn decode_offset_commit_value<'a>(
         let start = r.position();
         let mut section = r.tagged_section()?;
         if let Some(id) = section.take_declared(TOPIC_ID_TAG) {
-            v.topic_id = Some(id.try_into().map_err(|_| Error::Corrupt {
+            let id: &[u8; 16] = id.try_into().map_err(|_| Error::Corrupt {
                 position: start,
                 reason: format!(
                     "its topic id (tagged field 0) has {} bytes, not 16",
                     id.len()
                 ),
-            })?);
+            })?;
+            v.topic_id = Some(id).filter(|id| **id != ZERO_UUID);
         }
         v.unknown_tagged_fields = section;
     }
@@ -691,7 +697,8 @@ pub fn encode_value(value: &Value) -> Result<Vec<u8>> {
                     CommitField::ExpireTimestamp => out.put_i64(v.expire_timestamp),
                 }
             }
-            match v.topic_id.filter(|_| flexible) {
+            // Kafka writes the topic id only when it is not its default, the zero uuid.
+            match v.topic_id.filter(|id| flexible && *id != ZERO_UUID) {
                 None => put_tagged_fields(&mut out, &v.unknown_tagged_fields, flexible, || {
                     format!("OffsetCommitValue version {}", v.version)
                 })?,

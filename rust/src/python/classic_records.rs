@@ -240,8 +240,12 @@ record_class!(by_fields, PyOffsetCommitValue {
             Some(m) => checked_str(m)?,
             None => PyString::intern(py, "").unbind(),
         };
+        // Kafka's zero uuid is its "no topic id": written as absent, read back as None.
+        let mut topic_id = topic_id;
         if let Some(id) = &topic_id {
-            topic_id_arg(id)?;
+            if topic_id_arg(id)? == [0; 16] {
+                topic_id = None;
+            }
         }
         let unknown_tagged_fields = tagged_fields_arg(py, unknown_tagged_fields)?;
         if tagged_fields_core(py, &unknown_tagged_fields)?

@@ -5,10 +5,12 @@ use pyo3::prelude::*;
 mod batch_classes;
 mod classic_records;
 mod codec;
+mod consumer_group_fields;
 mod decode;
 mod errors;
 mod input;
 mod json_lines;
+mod metadata_hash;
 mod names;
 mod network;
 mod other_records;
@@ -28,6 +30,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     codec::register(m)?;
     json_lines::register(m)?;
     partitioner::register(m)?;
+    metadata_hash::register(m)?;
     network::register(m)?;
     Ok(())
 }

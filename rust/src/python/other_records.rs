@@ -6,10 +6,12 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::codec::consumer_group;
+use crate::codec::consumer_group_fields::build_value;
 use crate::codec::records::{
     self, ConsumerGroupKey, ConsumerGroupValue, OpaqueKey, OpaqueValue, ValueRef,
 };
 use crate::error::Error;
+use crate::python::consumer_group_fields;
 use crate::python::errors::invalid_argument;
 use crate::python::input::bytes;
 use crate::python::record_class::{by_from_fields, datum_to_py, record_class, Reduced};
@@ -110,6 +112,15 @@ record_class!(by_rust, ConsumerGroupKey {
 });
 
 record_class!(by_rust_own_reduce, ConsumerGroupValue {
+    /// A value of consumer-group record type `record_type` (3 to 8, 16) with `fields` as
+    /// `fields` gives them: see [`crate::codec::consumer_group_fields`].
+    #[new]
+    #[pyo3(signature = (record_type, fields, version = 0))]
+    fn py_new(record_type: i16, fields: &Bound<'_, PyAny>, version: i16) -> PyResult<Self> {
+        let fields = consumer_group_fields::loose(fields)?;
+        Ok(build_value(record_type, version, fields)?)
+    }
+
     #[getter]
     fn record_type(&self) -> i16 {
         self.record_type

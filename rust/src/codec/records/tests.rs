@@ -452,6 +452,26 @@ fn flexible_values_keep_unknown_tags_and_write_them_back() {
         read.topic_id, None,
         "version 3 has no topic id; it is left out"
     );
+    // Kafka writes the topic id only when it is not the zero uuid, its default, and reads an
+    // absent one as that: a zero id is left out, and reads as no id.
+    let mut zero = v.clone();
+    zero.topic_id = Some([0; 16]);
+    zero.unknown_tagged_fields.clear();
+    let written = encode_value(&Value::OffsetCommit(zero)).unwrap();
+    assert_eq!(
+        written,
+        hex("0004 0000000000000064 0000000a 01 00000000000004d2 00")
+    );
+    let explicit = hex(concat!(
+        "0004 0000000000000064 0000000a 01 00000000000004d2",
+        " 01 00 10 00000000000000000000000000000000"
+    ));
+    let Some(Value::OffsetCommit(read)) = decode_value(&key, Some(&explicit), 0).unwrap() else {
+        panic!()
+    };
+    assert_eq!(read.topic_id, None);
+    assert_eq!(encode_value(&Value::OffsetCommit(read)).unwrap(), written);
+
     let short = hex("0004 0000000000000064 0000000a 01 00000000000004d2 01 00 0f 000102030405060708090a0b0c0d0e");
     let err = decode_value(&key, Some(&short), 0).unwrap_err();
     assert_eq!(
