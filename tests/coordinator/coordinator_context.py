@@ -18,7 +18,6 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
-from groupcoord.format import codec
 from groupcoord.config import Config
 from groupcoord.coordinator import (
     GroupCoordinator,
@@ -34,6 +33,7 @@ from groupcoord.coordinator import (
 from groupcoord.coordinator.group import ClassicGroup
 from groupcoord.coordinator.runtime import CoordinatorRuntime
 from groupcoord.errors import Errors
+from groupcoord.format import codec
 from groupcoord.log.memory import InMemoryLog
 from groupcoord.purgatory import PurgatoryImplementation
 
@@ -391,8 +391,15 @@ def durable_view(coordinator: GroupCoordinator) -> dict[str, Any]:
         g: manager.offsets.committed(g) for g in sorted(manager.offsets.group_ids())
         if manager.offsets.committed(g)
     }
+    consumer_groups = {
+        g.group_id: (g.group_epoch, g.metadata_hash, g.assignment_epoch, g.assignment_timestamp,
+                     dict(g.members), {m: dict(t) for m, t in g.target_assignment.items()},
+                     dict(g.resolved_regexes))
+        for g in manager.consumer_groups.groups.values()
+    }
     return {
         "groups": groups,
+        "consumer_groups": consumer_groups,
         "offsets": offsets,
         "pending_transactional": manager.offsets.pending_transactional(),
     }

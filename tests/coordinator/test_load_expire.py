@@ -8,7 +8,6 @@ import logging
 from typing import Any
 
 import pytest
-
 from coordinator_context import (
     DEFAULT_SESSION_TIMEOUT,
     GROUP_ID,
@@ -18,10 +17,16 @@ from coordinator_context import (
     static_members_join_and_rebalance,
 )
 
-from groupcoord.format import codec
-from groupcoord.coordinator import GroupState, JoinGroupResult, OffsetAndMetadata, SyncGroupResult, TopicPartition
+from groupcoord.coordinator import (
+    GroupState,
+    JoinGroupResult,
+    OffsetAndMetadata,
+    SyncGroupResult,
+    TopicPartition,
+)
 from groupcoord.coordinator.records import CoordinatorRecord
 from groupcoord.errors import Errors
+from groupcoord.format import codec
 from groupcoord.log import Append
 from groupcoord.purgatory import IMPLEMENTATIONS
 
@@ -375,11 +380,12 @@ def test_a_group_loads_while_its_offsets_or_its_group_metadata_last(
     assert "Skipped" not in caplog.text
 
 
-def test_new_protocol_records_are_skipped_with_one_warning_and_their_deleted_group_is_gone(
+def test_a_deleted_consumer_group_is_gone_after_loading(
     ctx: Context, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A Kafka 4 log: a KIP-848 group committed offsets and was deleted (tombstones for its
-    records and offsets). Its records are skipped, counted in one warning per partition."""
+    records and offsets). Its records are replayed, not skipped: the group is made, then
+    deleted, and neither it nor a simple group of its id is left."""
     (cg,) = _groups_in_the_partition_of(ctx, 1)
     metadata = ("0000" "0000000a" "00", "0000" "00000005" "00")
     records: list[tuple[bytes, bytes | None]] = [
@@ -394,12 +400,8 @@ def test_new_protocol_records_are_skipped_with_one_warning_and_their_deleted_gro
     ctx.log.append(ctx.group_partition, Append(records, ctx.time.milliseconds()), done.append)
     ctx.settle()
     assert isinstance(done[0], int)
-    with caplog.at_level(logging.WARNING, logger="groupcoord.coordinator.shard"):
+    with caplog.at_level(logging.WARNING, logger="groupcoord.coordinator"):
         _reload(ctx)
     assert cg not in ctx.coordinator.manager.groups
-    warnings = [r.getMessage() for r in caplog.records if "Skipped" in r.getMessage()]
-    assert warnings == [
-        f"Skipped 4 records of __consumer_offsets-{ctx.group_partition} of types this coordinator "
-        "does not serve (the new coordinator's consumer, share and streams groups), by record "
-        "type: {3: 2, 6: 2}"
-    ]
+    assert ctx.coordinator.manager.get_consumer_group(cg) is None
+    assert [r.getMessage() for r in caplog.records] == []

@@ -16,7 +16,10 @@ from collections.abc import Callable, Iterable
 
 from groupcoord.config import Config
 from groupcoord.coordinator.clock import Time
+from groupcoord.coordinator.consumer.admin import group_tombstones
+from groupcoord.coordinator.consumer.group import ConsumerGroup
 from groupcoord.coordinator.group import ClassicGroup, GroupState
+from groupcoord.coordinator.records import CoordinatorRecord
 from groupcoord.coordinator.results import (
     DEAD_GROUP,
     GroupOverview,
@@ -45,17 +48,22 @@ class GroupAdmin:
     # --- ListGroups and DescribeGroups ------------------------------------------------------
 
     def list_groups(self, states: Iterable[str], group_types: Iterable[str]) -> list[GroupOverview]:
-        """Groups of the owned partitions, filtered by state and type (case-insensitive);
-        every classic group is of type "classic"."""
+        """Groups of the owned partitions, filtered by state and type (case-insensitive):
+        classic groups are of type "classic", KIP-848's of type "consumer"."""
         wanted_states = {s.lower() for s in states}
         wanted_types = {t.lower() for t in group_types}
-        if wanted_types and "classic" not in wanted_types:
-            return []
+        shard = self._shard
+        overviews = []
+        if not wanted_types or "classic" in wanted_types:
+            overviews += [GroupOverview(g.group_id, g.protocol_type or "", g.state.value)
+                          for g in shard.current_groups()]
+        if not wanted_types or "consumer" in wanted_types:
+            overviews += [GroupOverview(g.group_id, g.protocol_type, g.state.value, "consumer")
+                          for g in shard.consumer_groups.groups.values()]
         return [
-            GroupOverview(g.group_id, g.protocol_type or "", g.state.value)
-            for g in self._shard.current_groups()
-            if (not wanted_states or g.state.value.lower() in wanted_states)
-            and self._shard.is_group_local(g.group_id)  # not the half-replayed groups of a load
+            o for o in overviews
+            if (not wanted_states or o.state.lower() in wanted_states)
+            and shard.is_group_local(o.group_id)  # not the half-replayed groups of a load
         ]
 
     def describe_group(self, group_id: str) -> GroupSummary:
@@ -63,6 +71,8 @@ class GroupAdmin:
         assignments; in other states no protocol or metadata, but each member's assignment
         from the last generation (``describeNoMetadata``; Kafka 3 left it out too), which
         admin tools show as the partitions a member owns while it rebalances."""
+        if self._shard.get_consumer_group(group_id) is not None:
+            return GroupSummary("Dead", "", "", error_message=f"Group {group_id} is not a classic group.")
         group = self._shard.get_group(group_id)
         if group is None:
             return DEAD_GROUP
@@ -87,6 +97,11 @@ class GroupAdmin:
         """DeleteGroups, for one group served here: an Empty group becomes Dead and leaves
         memory; its offsets and metadata are tombstoned, and it is answered once they are
         written."""
+        consumer_group = self._shard.get_consumer_group(group_id)
+        if consumer_group is not None:
+            if not consumer_group.is_empty:
+                return CoordinatorResult((), Errors.NON_EMPTY_GROUP)
+            return tombstones_result(group_id, self._consumer_group_tombstones(consumer_group, None))
         group = self._shard.get_group(group_id)
         if group is None or group.is_in(GroupState.DEAD):
             error = (
@@ -103,6 +118,23 @@ class GroupAdmin:
         log.info("Deleting group %s (%d offsets)", group_id, len(offsets))
         return tombstones_result(group_id, records)
 
+    def _consumer_group_tombstones(
+        self, group: ConsumerGroup, removed_offsets: list[TopicPartition] | None
+    ) -> list[CoordinatorRecord]:
+        """Tombstones of the group's offsets (all of them if ``removed_offsets`` is None) and,
+        as it is Empty and left without offsets, of the group itself, replayed now: it leaves
+        memory at once, as Kafka's timeline forgets it."""
+        offsets = self._shard.offsets
+        group_id = group.group_id
+        removing = list(offsets.offsets(group_id)) if removed_offsets is None else removed_offsets
+        records = offsets.tombstones(group_id, removing)
+        if group.is_empty and offsets.is_left_without_offsets(group_id, removing):
+            log.info("Deleting consumer group %s (%d offsets)", group_id, len(removing))
+            group_records = group_tombstones(group)
+            self._shard.replay_now(group_records)
+            records += group_records
+        return records
+
     # --- expiry and deleted topics ----------------------------------------------------------
 
     def cleanup_group_metadata(self) -> int:
@@ -111,7 +143,13 @@ class GroupAdmin:
         now = self._time.milliseconds()
         retention_ms = self._config.offsets_retention_ms
         offsets = self._shard.offsets
-        removed = self._cleanup_groups(lambda g: offsets.expired_offsets(g, now, retention_ms))
+        def expired(group: ClassicGroup | ConsumerGroup) -> list[TopicPartition]:
+            if isinstance(group, ConsumerGroup):
+                return offsets.expired_consumer_group_offsets(
+                    group.group_id, now, retention_ms, frozenset(group.subscribed_topic_names_after()))
+            return offsets.expired_offsets(group, now, retention_ms)
+
+        removed = self._cleanup_groups(expired)
         offsets.offsets_expired += removed
         if removed:
             log.info("Removed %d expired offsets", removed)
@@ -123,7 +161,7 @@ class GroupAdmin:
         offsets = self._shard.offsets
         self._cleanup_groups(lambda g: [tp for tp in offsets.offsets(g.group_id) if tp in gone])
 
-    def _cleanup_groups(self, selector: Callable[[ClassicGroup], list[TopicPartition]]) -> int:
+    def _cleanup_groups(self, selector: Callable[[ClassicGroup | ConsumerGroup], list[TopicPartition]]) -> int:
         """Tombstone the offsets ``selector`` picks of each local group (deleting the groups
         left Empty without offsets); returns how many offsets."""
         removed = 0
@@ -136,5 +174,14 @@ class GroupAdmin:
             self._writes.schedule_write(
                 shard.partition_for(group.group_id), tombstones_result(group.group_id, records), _ignore
             )
+            removed += len(offsets)
+        for consumer_group in list(shard.consumer_groups.groups.values()):
+            if not shard.is_group_local(consumer_group.group_id):
+                continue
+            offsets = selector(consumer_group)
+            records = self._consumer_group_tombstones(consumer_group, offsets)
+            if records:
+                self._writes.schedule_write(shard.partition_for(consumer_group.group_id),
+                                            tombstones_result(consumer_group.group_id, records), _ignore)
             removed += len(offsets)
         return removed

@@ -38,6 +38,16 @@ from groupcoord.coordinator.classic_protocol import (
     first_of_each_name,
 )
 from groupcoord.coordinator.clock import Time
+from groupcoord.coordinator.consumer.admin import DescribedConsumerGroup, describe_consumer_group
+from groupcoord.coordinator.consumer.errors import GroupError
+from groupcoord.coordinator.consumer.heartbeat import (
+    ConsumerGroupHeartbeat,
+    ConsumerGroupHeartbeatResult,
+    ConsumerGroupProtocol,
+)
+from groupcoord.coordinator.consumer.offsets import validate_offset_fetch
+from groupcoord.coordinator.consumer.request_validation import validate_heartbeat
+from groupcoord.coordinator.consumer.target_assignment import NoTopics, TopicMetadata
 from groupcoord.coordinator.group_admin import GroupAdmin
 from groupcoord.coordinator.loading import PartitionLoading
 from groupcoord.coordinator.offset_handlers import OffsetDeleteResponse, OffsetHandlers
@@ -96,9 +106,10 @@ class GroupCoordinator:
             "GroupCoordinator", start_ms=time.monotonic_ms()
         )
         self.classic = ClassicGroupProtocol(config, self.manager, self.writes, purgatory, self.purgatory)
-        self.offset_handlers = OffsetHandlers(self.manager, self.classic)
+        self.consumer = ConsumerGroupProtocol(config, time, self.manager, self.writes, self.purgatory, NoTopics())
+        self.offset_handlers = OffsetHandlers(self.manager, self.classic, self.consumer)
         self.admin = GroupAdmin(config, time, self.manager, self.writes)
-        self.loading = PartitionLoading(config, self.manager, self.classic, self.purgatory)
+        self.loading = PartitionLoading(config, self.manager, self.classic, self.consumer, self.purgatory)
         self.is_active = False
 
     @property
@@ -138,6 +149,60 @@ class GroupCoordinator:
         if not self.is_active:
             return Errors.COORDINATOR_NOT_AVAILABLE
         return self.manager.ownership_error(group_id)
+
+    def use_topic_metadata(self, topics: TopicMetadata) -> None:
+        """The topics consumer groups subscribe to (the server's topic registry)."""
+        self.consumer.topics = topics
+
+    # --- the consumer group protocol (KIP-848) ----------------------------------------------
+
+    def handle_consumer_group_heartbeat(
+        self,
+        request: ConsumerGroupHeartbeat,
+        api_version: int,
+        callback: Callable[[ConsumerGroupHeartbeatResult], None],
+    ) -> None:
+        """ConsumerGroupHeartbeat: answered once the records it decided are written."""
+        self.poll()
+        if "consumer" not in self.config.rebalance_protocols():
+            # Kafka answers so when group.coordinator.rebalance.protocols leaves it out.
+            callback(ConsumerGroupHeartbeatResult(Errors.UNSUPPORTED_VERSION))
+            return
+        try:
+            validate_heartbeat(request, api_version, self.consumer.assignor_names)
+        except GroupError as refused:
+            callback(ConsumerGroupHeartbeatResult(refused.error, refused.message))
+            return
+        error = self._validate_group_status(request.group_id)
+        if error is not None:
+            callback(ConsumerGroupHeartbeatResult(error))
+            return
+        result = self.consumer.heartbeat(request)
+        self.writes.schedule_write(self.manager.partition_for(request.group_id), result, callback)
+
+    def handle_consumer_group_describe(self, group_ids: Sequence[str]) -> list[DescribedConsumerGroup]:
+        """ConsumerGroupDescribe: each group's description or error, in request order."""
+        self.poll()
+        described = []
+        for group_id in group_ids:
+            if group_id == "":
+                described.append(DescribedConsumerGroup(group_id, Errors.INVALID_GROUP_ID))
+                continue
+            error = self._validate_group_status(group_id)
+            if error is not None:
+                described.append(DescribedConsumerGroup(group_id, error))
+                continue
+            group = self.manager.get_consumer_group(group_id)
+            if group is not None:
+                described.append(describe_consumer_group(group, self.consumer.topics,
+                                                         self.consumer.assignor_names[0]))
+            elif self.manager.group_not_exists(group_id):
+                described.append(DescribedConsumerGroup(group_id, Errors.GROUP_ID_NOT_FOUND,
+                                                        f"Group {group_id} not found."))
+            else:
+                described.append(DescribedConsumerGroup(group_id, Errors.GROUP_ID_NOT_FOUND,
+                                                        f"Group {group_id} is not a consumer group."))
+        return described
 
     # --- the classic rebalance protocol -----------------------------------------------------
 
@@ -234,16 +299,18 @@ class GroupCoordinator:
         callback: CommitCallback,
         *,
         unknown_group_error: Errors = Errors.ILLEGAL_GENERATION,
+        api_version: int = 9,
     ) -> None:
         """``unknown_group_error``: what a commit with a generation gets for a group that does
-        not exist (OffsetCommit v9+ answers GROUP_ID_NOT_FOUND)."""
+        not exist (OffsetCommit v9+ answers GROUP_ID_NOT_FOUND); ``api_version``: the
+        request's (a consumer group's members commit at 9 or above)."""
         self.poll()
         error = self._validate_group_status(group_id, allow_empty=True)
         if error is not None:
             callback(dict.fromkeys(offsets, error))
             return
         result = self.offset_handlers.commit_offsets(
-            group_id, member_id, group_instance_id, generation_id, offsets, unknown_group_error
+            group_id, member_id, group_instance_id, generation_id, offsets, unknown_group_error, api_version
         )
         self.writes.schedule_write(self.manager.partition_for(group_id), result, callback)
 
@@ -294,12 +361,22 @@ class GroupCoordinator:
         group_id: str,
         require_stable: bool,
         partitions: Sequence[TopicPartition] | None = None,
+        *,
+        member_id: str | None = None,
+        member_epoch: int = -1,
     ) -> tuple[Errors, dict[TopicPartition, PartitionOffset]]:
-        """Offsets regardless of the group's state: the group may only store offsets here."""
+        """Offsets regardless of the group's state: the group may only store offsets here.
+        ``member_id`` and ``member_epoch`` (v9+) are checked by a consumer group."""
         self.poll()
         error = self._validate_group_status(group_id, allow_empty=True)
         if error is not None:
             return error, {}
+        consumer_group = self.manager.get_consumer_group(group_id)
+        if consumer_group is not None:
+            try:
+                validate_offset_fetch(consumer_group, member_id, member_epoch)
+            except GroupError as refused:
+                return refused.error, {}
         return Errors.NONE, self.manager.get_offsets(group_id, require_stable, partitions)
 
     def handle_delete_offsets(

@@ -148,6 +148,16 @@ class GroupMetadataManager:
         if made is not None:
             made[group_id] = group
 
+    def give_way_to_consumer_group(self, group_id: str) -> None:
+        """A consumer group of ``group_id`` was made: the classic group it replaces (one that
+        only stores offsets, or Empty and tombstoned just before) leaves memory, and so does a
+        metadata record of it kept by a load in progress."""
+        self.groups.pop(group_id, None)
+        for loading in self._loaded_group_values.values():
+            loading.pop(group_id, None)
+        for made in self._made_by_commits_while_loading.values():
+            made.pop(group_id, None)
+
     def _apply_group_value(self, group_id: str, value: codec.GroupMetadataValue | None) -> None:
         if value is not None:
             self.groups[group_id] = group_from_value(group_id, value, self.time)

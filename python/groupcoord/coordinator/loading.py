@@ -17,6 +17,8 @@ from typing import Any
 from groupcoord import purgatory as purgatories
 from groupcoord.config import Config
 from groupcoord.coordinator.classic_protocol import ClassicGroupProtocol
+from groupcoord.coordinator.consumer.group import ConsumerGroup
+from groupcoord.coordinator.consumer.heartbeat import ConsumerGroupProtocol
 from groupcoord.coordinator.delayed import join_key, member_key, sync_key
 from groupcoord.coordinator.group import ClassicGroup, GroupState
 from groupcoord.coordinator.results import JoinGroupResult, SyncGroupResult
@@ -32,11 +34,13 @@ class PartitionLoading:
         config: Config,
         shard: GroupCoordinatorShard,
         classic: ClassicGroupProtocol,
+        consumer: ConsumerGroupProtocol,
         purgatory: purgatories.AnyPurgatory,
     ) -> None:
         self._config = config
         self._shard = shard
         self._classic = classic
+        self._consumer = consumer
         self._purgatory = purgatory
 
     def begin_loading(self, partition: int) -> bool:
@@ -51,6 +55,10 @@ class PartitionLoading:
     def complete_loading(self, partition: int) -> None:
         for group in self._shard.complete_loading(partition):
             self._on_group_loaded(group)
+        for consumer_group in self._shard.consumer_groups_of(partition):
+            log.info("Loaded consumer group %s with group epoch %d", consumer_group.group_id,
+                     consumer_group.group_epoch)
+            self._consumer.schedule_loaded_member_timeouts(consumer_group)
 
     def _on_group_loaded(self, group: ClassicGroup) -> None:
         log.info("Loaded group %s with generation %d", group.group_id, group.generation_id)
@@ -64,8 +72,12 @@ class PartitionLoading:
             self._classic.schedule_session_deadline(group, member)
 
     def unload_partition(self, partition: int) -> None:
-        groups, offsets = self._shard.remove_groups_for_partition(partition, self._on_group_unloaded)
+        groups, offsets = self._shard.remove_groups_for_partition(
+            partition, self._on_group_unloaded, self._on_consumer_group_unloaded)
         log.info("Unloaded __consumer_offsets-%d: %d groups, %d offsets", partition, groups, offsets)
+
+    def _on_consumer_group_unloaded(self, group: ConsumerGroup) -> None:
+        self._consumer.cancel_group_timers(group)
 
     def _on_group_unloaded(self, group: ClassicGroup) -> None:
         group.transition_to(GroupState.DEAD)

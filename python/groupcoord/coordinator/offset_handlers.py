@@ -28,6 +28,9 @@ import logging
 from collections.abc import Mapping, Sequence
 
 from groupcoord.coordinator.classic_protocol import ClassicGroupProtocol
+from groupcoord.coordinator.consumer.errors import GroupError
+from groupcoord.coordinator.consumer.heartbeat import ConsumerGroupProtocol
+from groupcoord.coordinator.consumer.offsets import validate_offset_commit
 from groupcoord.coordinator.group import GroupState
 from groupcoord.coordinator.results import OffsetAndMetadata, TopicPartition
 from groupcoord.coordinator.shard import GroupCoordinatorShard, log_failed_tombstones
@@ -41,11 +44,29 @@ OffsetDeleteResponse = tuple[Errors, dict[TopicPartition, Errors]]
 
 
 class OffsetHandlers:
-    def __init__(self, shard: GroupCoordinatorShard, classic: ClassicGroupProtocol) -> None:
+    def __init__(self, shard: GroupCoordinatorShard, classic: ClassicGroupProtocol,
+                 consumer: ConsumerGroupProtocol) -> None:
         self._shard = shard
         self._groups = shard.group_manager
         self._offsets = shard.offsets
         self._classic = classic
+        self._consumer = consumer
+
+    def _consumer_group_refusal(
+        self, group_id: str, member_id: str, group_instance_id: str | None, epoch: int,
+        offsets: Mapping[TopicPartition, OffsetAndMetadata], transactional: bool, api_version: int,
+    ) -> Errors | None:
+        """The error of a commit to a consumer group, None if it may go ahead; ``NONE`` is
+        never returned."""
+        group = self._shard.get_consumer_group(group_id)
+        assert group is not None
+        try:
+            validate_offset_commit(group, member_id, group_instance_id, epoch, offsets,
+                                   transactional=transactional, api_version=api_version,
+                                   topic_id=self._consumer.topics.topic_id)
+        except GroupError as refused:
+            return refused.error
+        return None
 
     def commit_offsets(
         self,
@@ -55,8 +76,16 @@ class OffsetHandlers:
         generation_id: int,
         offsets: Mapping[TopicPartition, OffsetAndMetadata],
         unknown_group_error: Errors,
+        api_version: int = 9,
     ) -> CoordinatorResult[CommitResponse]:
-        """OffsetCommit of a group served here."""
+        """OffsetCommit of a group served here (``api_version``: the request's, which a consumer
+        group's member must send at 9 or above)."""
+        if self._shard.get_consumer_group(group_id) is not None:
+            error = self._consumer_group_refusal(group_id, member_id, group_instance_id, generation_id,
+                                                 offsets, False, api_version)
+            if error is not None:
+                return CoordinatorResult((), dict.fromkeys(offsets, error))
+            return self._offsets.commit_offsets(group_id, offsets)
         group = self._groups.get_group(group_id)
         if group is None:
             if generation_id >= 0:
@@ -87,11 +116,17 @@ class OffsetHandlers:
     ) -> CoordinatorResult[CommitResponse]:
         """TxnOffsetCommit of a group served here: the offsets are written in the producer's
         transaction, pending until its marker commits or aborts them."""
+        options = AppendOptions(producer_id, producer_epoch, base_sequence=0)
+        if self._shard.get_consumer_group(group_id) is not None:
+            error = self._consumer_group_refusal(group_id, member_id, group_instance_id, generation_id,
+                                                 offsets, True, 9)
+            if error is not None:
+                return CoordinatorResult((), dict.fromkeys(offsets, error))
+            return self._offsets.commit_offsets(group_id, offsets, options)
         group = self._groups.get_or_create_group(group_id)
         error = group.validate_offset_commit(member_id, group_instance_id, generation_id, transactional=True)
         if error is not None:
             return CoordinatorResult((), dict.fromkeys(offsets, error))
-        options = AppendOptions(producer_id, producer_epoch, base_sequence=0)
         return self._offsets.commit_offsets(group_id, offsets, options)
 
     def delete_offsets(
@@ -100,6 +135,11 @@ class OffsetHandlers:
         """OffsetDelete of a group served here: partitions of topics a non-empty consumer group
         is subscribed to get GROUP_SUBSCRIBED_TO_TOPIC; the others' offsets are tombstoned. The
         group itself is left to the expiration check (``cleanup_group_metadata``)."""
+        consumer_group = self._shard.get_consumer_group(group_id)
+        if consumer_group is not None:
+            subscribed = [] if consumer_group.is_empty else [
+                tp for tp in partitions if consumer_group.is_subscribed_to_topic(tp.topic)]
+            return self._delete_offsets(group_id, partitions, subscribed)
         group = self._groups.get_group(group_id)
         if group is None or group.is_in(GroupState.DEAD):
             error = (
@@ -107,18 +147,21 @@ class OffsetHandlers:
                 else Errors.NOT_COORDINATOR
             )
             return CoordinatorResult((), (error, {}))
-        partition_errors: dict[TopicPartition, Errors] = {}
         if group.is_in(GroupState.EMPTY):
-            eligible = list(partitions)
+            subscribed = []
         elif group.is_consumer_group:
-            eligible = []
-            for tp in partitions:
-                if group.is_subscribed_to_topic(tp.topic):
-                    partition_errors[tp] = Errors.GROUP_SUBSCRIBED_TO_TOPIC
-                else:
-                    eligible.append(tp)
+            subscribed = [tp for tp in partitions if group.is_subscribed_to_topic(tp.topic)]
         else:
             return CoordinatorResult((), (Errors.NON_EMPTY_GROUP, {}))
+        return self._delete_offsets(group_id, partitions, subscribed)
+
+    def _delete_offsets(
+        self, group_id: str, partitions: Sequence[TopicPartition], subscribed: Sequence[TopicPartition]
+    ) -> CoordinatorResult[OffsetDeleteResponse]:
+        """Tombstone the offsets of ``partitions`` but those of the ``subscribed`` topics,
+        which get GROUP_SUBSCRIBED_TO_TOPIC."""
+        partition_errors = dict.fromkeys(subscribed, Errors.GROUP_SUBSCRIBED_TO_TOPIC)
+        eligible = [tp for tp in partitions if tp not in partition_errors]
         if not eligible:
             return CoordinatorResult((), (Errors.NONE, partition_errors))
         stored = [tp for tp in eligible if self._offsets.offset(group_id, tp) is not None]

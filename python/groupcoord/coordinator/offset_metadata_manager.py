@@ -260,6 +260,14 @@ class OffsetMetadataManager:
             return self._expired(group_id, now_ms, retention_ms, lambda o: o.commit_timestamp_ms)
         return []
 
+    def expired_consumer_group_offsets(
+        self, group_id: str, now_ms: int, retention_ms: int, subscribed_topics: frozenset[str]
+    ) -> list[TopicPartition]:
+        """The offsets of a consumer group (KIP-848) due for expiry: ``retention_ms`` elapsed
+        since the commit, never an offset of a topic a member subscribes to (Kafka's
+        ``ConsumerGroup.offsetExpirationCondition``)."""
+        return self._expired(group_id, now_ms, retention_ms, lambda o: o.commit_timestamp_ms, subscribed_topics)
+
     def _expired(
         self,
         group_id: str,

@@ -14,8 +14,8 @@ from groupcoord.coordinator.group import ClassicGroup, IllegalGroupStateError
 from groupcoord.coordinator.results import OffsetAndMetadata, TopicPartition
 from groupcoord.format import codec
 
-RecordKey = codec.OffsetCommitKey | codec.GroupMetadataKey
-RecordValue = codec.OffsetCommitValue | codec.GroupMetadataValue
+RecordKey = codec.OffsetCommitKey | codec.GroupMetadataKey | codec.ConsumerGroupKey
+RecordValue = codec.OffsetCommitValue | codec.GroupMetadataValue | codec.ConsumerGroupValue
 
 
 @dataclass(slots=True)

@@ -87,6 +87,8 @@ class GroupSummary:
     protocol_type: str
     protocol: str
     members: list[MemberSummary] = field(default_factory=list)
+    error_message: str | None = None
+    """Why a Dead group is answered so (DescribeGroups v6+), None: it does not exist."""
 
 
 @dataclass(frozen=True)

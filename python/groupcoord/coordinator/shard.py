@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 
 from groupcoord.config import Config
 from groupcoord.coordinator.clock import Time
+from groupcoord.coordinator.consumer.group import ConsumerGroup
+from groupcoord.coordinator.consumer.replay import ConsumerGroups
 from groupcoord.coordinator.group import ClassicGroup, GroupState
 from groupcoord.coordinator.group_metadata_manager import GroupMetadataManager
 from groupcoord.coordinator.offset_metadata_manager import OffsetMetadataManager
@@ -40,7 +42,9 @@ class GroupCoordinatorShard:
         self.offsets = OffsetMetadataManager(config)
         self.group_manager = GroupMetadataManager(time, has_offsets=self.offsets.has_offsets)
         self.groups = self.group_manager.groups
-        """The group manager's own dict of groups by id (one dict, two names)."""
+        """The group manager's own dict of classic groups by id (one dict, two names)."""
+        self.consumer_groups = ConsumerGroups(on_group_created=self.group_manager.give_way_to_consumer_group)
+        """The consumer groups (KIP-848); a group id names a classic or a consumer group."""
         self.owned_partitions: set[int] = set()
         self.loading_partitions: set[int] = set()
         self._skipped_while_loading: dict[int, Counter[int]] = {}
@@ -81,8 +85,13 @@ class GroupCoordinatorShard:
     def current_groups(self) -> list[ClassicGroup]:
         return self.group_manager.current_groups()
 
+    def get_consumer_group(self, group_id: str) -> ConsumerGroup | None:
+        return self.consumer_groups.get(group_id)
+
     def group_not_exists(self, group_id: str) -> bool:
         """The group's partition is owned here and the group is absent or Dead."""
+        if group_id in self.consumer_groups.groups:
+            return False
         group = self.groups.get(group_id)
         return self.is_group_local(group_id) and (group is None or group.is_in(GroupState.DEAD))
 
@@ -134,22 +143,31 @@ class GroupCoordinatorShard:
 
         ``transaction`` is (producer id, partition) for a record of a transactional batch,
         None otherwise; ``loading_partition`` the partition whose log is being loaded, for a
-        record read back from it (-1 for a record just written). Record types
-        this coordinator does not serve (the new coordinator's consumer, share and streams
-        groups) are skipped, as Kafka's loader skips unknown types: with a warning here, counted
-        by :meth:`replay_log_record` while a partition loads.
+        record read back from it (-1 for a record just written). Record types this coordinator
+        does not serve (share and streams groups) are skipped, as Kafka's loader skips unknown
+        types: with a warning here, counted by :meth:`replay_log_record` while a partition
+        loads.
         """
         if isinstance(key, codec.OffsetCommitKey):
-            if type(value) is codec.OffsetCommitValue and key.group not in self.groups:
+            if (type(value) is codec.OffsetCommitValue and key.group not in self.groups
+                    and key.group not in self.consumer_groups.groups):
                 self.group_manager.replay_offset_commit(key.group, loading_partition)
             self.offsets.replay(record_offset, transaction, key, value)
         elif isinstance(key, codec.GroupMetadataKey):
             self.group_manager.replay(record_offset, key, value, loading_partition)
+        elif isinstance(key, codec.ConsumerGroupKey) and (value is None or type(value) is codec.ConsumerGroupValue):
+            self.consumer_groups.replay(key, value)
         else:
             log.warning(
                 "Skipping record at offset %d of a type this coordinator does not serve (%r)",
                 record_offset, key,
             )
+
+    def replay_now(self, records: Sequence[CoordinatorRecord]) -> None:
+        """Apply records a handler decided before they are written: the consumer groups' (Kafka
+        applies them to its in-memory timeline at once, so the next request sees them)."""
+        for record in records:
+            self.replay(-1, None, record.key, record.value)
 
     def replay_end_transaction(self, partition: int, producer_id: int, commit: bool) -> None:
         """Apply a transaction marker written to ``__consumer_offsets-<partition>``."""
@@ -159,7 +177,7 @@ class GroupCoordinatorShard:
         """:meth:`replay` of a record read back from the log (loading). Records of types this
         coordinator does not serve are counted, and reported once the partition has loaded."""
         skipped = self._skipped_while_loading.get(record.partition)
-        if skipped is not None and isinstance(record.key, (codec.ConsumerGroupKey, codec.OpaqueKey)):
+        if skipped is not None and isinstance(record.key, codec.OpaqueKey):
             skipped[record.key.record_type] += 1
             return
         if record.control is not None:
@@ -196,7 +214,7 @@ class GroupCoordinatorShard:
         if skipped:
             log.warning(
                 "Skipped %d records of __consumer_offsets-%d of types this coordinator does not "
-                "serve (the new coordinator's consumer, share and streams groups), by record "
+                "serve (share and streams groups), by record "
                 "type: %s",
                 skipped.total(), partition, dict(sorted(skipped.items())),
             )
@@ -204,8 +222,12 @@ class GroupCoordinatorShard:
         self.owned_partitions.add(partition)
         return [g for g in self.groups.values() if self.partition_for(g.group_id) == partition]
 
+    def consumer_groups_of(self, partition: int) -> list[ConsumerGroup]:
+        return [g for g in self.consumer_groups.groups.values() if self.partition_for(g.group_id) == partition]
+
     def remove_groups_for_partition(
-        self, partition: int, on_group_unloaded: Callable[[ClassicGroup], None]
+        self, partition: int, on_group_unloaded: Callable[[ClassicGroup], None],
+        on_consumer_group_unloaded: Callable[[ConsumerGroup], None],
     ) -> tuple[int, int]:
         """Stop owning ``partition``; returns (groups, offsets) removed from memory."""
         self.owned_partitions.discard(partition)
@@ -217,6 +239,10 @@ class GroupCoordinatorShard:
         for group_id in [g for g in self.groups if self.partition_for(g) == partition]:
             group = self.groups.pop(group_id)
             on_group_unloaded(group)
+            groups += 1
+        for consumer_group in self.consumer_groups_of(partition):
+            del self.consumer_groups.groups[consumer_group.group_id]
+            on_consumer_group_unloaded(consumer_group)
             groups += 1
         for group_id in [g for g in self.offsets.group_ids() if self.partition_for(g) == partition]:
             offsets += self.offsets.num_offsets(group_id)
