@@ -12,6 +12,7 @@ from groupcoord.coordinator.group_coordinator import GroupCoordinator
 from groupcoord.coordinator.runtime import CoordinatorRuntime
 from groupcoord.server.delayed_fetch import FetchPurgatory
 from groupcoord.server.fetch_sessions import FetchManager
+from groupcoord.server.metadata_image import MetadataImage
 from groupcoord.server.metrics import Metrics
 from groupcoord.server.network import NetworkThread
 from groupcoord.server.producer_ids import ProducerIdManager
@@ -49,6 +50,7 @@ class Broker:
         self.topics = topics
         self.runtime = runtime
         self.coordinator: GroupCoordinator = runtime.coordinator
+        self.coordinator.use_topic_metadata(MetadataImage(topics))
         self.replicas = replicas
         """The data topics' partitions: Produce, Fetch, ListOffsets."""
         self.fetches = fetches

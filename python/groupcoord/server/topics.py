@@ -123,6 +123,9 @@ class TopicRegistry:
         self.path = Path(data_dir) / METADATA_FILE
         self._by_name: dict[str, Topic] = {}
         self._by_id: dict[uuid.UUID, Topic] = {}
+        self.version = 0
+        """Grows at every change clients see (a topic added, grown or removed): consumer groups
+        check their subscribed topics again (:class:`~groupcoord.server.metadata_image.MetadataImage`)."""
         self._durable: dict[str, Topic] = {}
         """The topics the file holds, or will once the save under way or next is done."""
         self.deleting: dict[str, Topic] = {}
@@ -215,6 +218,7 @@ class TopicRegistry:
         return topic
 
     def _add(self, topic: Topic) -> None:
+        self.version += 1
         replaced = self._by_name.get(topic.name)
         if replaced is not None:
             self._by_id.pop(replaced.topic_id, None)
@@ -224,6 +228,7 @@ class TopicRegistry:
     def _remove(self, name: str) -> None:
         topic = self._by_name.pop(name, None)
         if topic is not None:
+            self.version += 1
             self._by_id.pop(topic.topic_id, None)
 
     def __iter__(self) -> Iterator[Topic]:

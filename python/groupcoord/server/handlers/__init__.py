@@ -8,7 +8,8 @@ ListOffsets, OffsetForLeaderEpoch, DeleteRecords, through
 InitProducerId, which gives idempotent producers their ids; topic configs
 (DescribeConfigs, AlterConfigs, IncrementalAlterConfigs); topic administration
 (CreateTopics, DeleteTopics, CreatePartitions, through :mod:`groupcoord.server.topic_admin`)
-and DescribeCluster and DescribeLogDirs. Nothing else is advertised.
+and DescribeCluster and DescribeLogDirs; Kafka 4's consumer group protocol (KIP-848:
+ConsumerGroupHeartbeat, ConsumerGroupDescribe). Nothing else is advertised.
 """
 
 from groupcoord.server.handlers import (
@@ -39,6 +40,8 @@ from groupcoord.server.handlers import (
     api_044_incremental_alter_configs,
     api_047_offset_delete,
     api_060_describe_cluster,
+    api_068_consumer_group_heartbeat,
+    api_069_consumer_group_describe,
 )
 
 __all__ = [
@@ -69,4 +72,6 @@ __all__ = [
     "api_044_incremental_alter_configs",
     "api_047_offset_delete",
     "api_060_describe_cluster",
+    "api_068_consumer_group_heartbeat",
+    "api_069_consumer_group_describe",
 ]

@@ -95,4 +95,5 @@ def offset_commit(broker: Broker, request: OffsetCommitRequest, ctx: RequestCont
         offsets,
         (lambda results: answer({**unknown, **results})) if unknown else answer,
         unknown_group_error=Errors.GROUP_ID_NOT_FOUND if version >= 9 else Errors.ILLEGAL_GENERATION,
+        api_version=version,
     )

@@ -61,7 +61,9 @@ def offset_fetch(broker: Broker, request: OffsetFetchRequest, ctx: RequestContex
         for group in request.groups:
             requested = _requested(group.topics)
             error, offsets = coordinator.handle_fetch_offsets(
-                group.group_id, request.require_stable, requested
+                group.group_id, request.require_stable, requested,
+                member_id=group.member_id if ctx.api_version >= 9 else None,
+                member_epoch=group.member_epoch if ctx.api_version >= 9 else -1,
             )
             groups.append(OffsetFetchResponseGroup(
                 group_id=group.group_id,

@@ -10,14 +10,14 @@ Version notes:
   ALTER_CONFIGS.
 - v4+: group_instance_id of members (KIP-345).
 - v6+: an unknown (or Dead) group is answered GROUP_ID_NOT_FOUND with a message
-  (KIP-1043); before v6 it is answered NONE with state Dead.
+  (KIP-1043); before v6 it is answered NONE with state Dead. A consumer group (KIP-848) is
+  not a classic group: it is answered as a Dead one, with its own message.
 """
 
 from __future__ import annotations
 
 from groupcoord.coordinator import GroupState
 from groupcoord.errors import Errors
-from groupcoord.protocol.primitives import MAX_STRING_LENGTH
 from groupcoord.protocol.messages.describe_groups import (
     AUTHORIZED_OPERATIONS_OMITTED,
     DescribedGroup,
@@ -25,6 +25,7 @@ from groupcoord.protocol.messages.describe_groups import (
     DescribeGroupsRequest,
     DescribeGroupsResponse,
 )
+from groupcoord.protocol.primitives import MAX_STRING_LENGTH
 from groupcoord.server.broker import Broker
 from groupcoord.server.registry import UNEXPECTED_ERROR_MESSAGE, RequestContext, handler
 
@@ -54,7 +55,8 @@ def describe_groups(broker: Broker, request: DescribeGroupsRequest, ctx: Request
             described.append(DescribedGroup(error_code=error, group_id=group_id))
         elif summary.state == GroupState.DEAD.value and ctx.api_version >= 6:
             described.append(DescribedGroup(
-                error_code=Errors.GROUP_ID_NOT_FOUND, error_message=_not_found(group_id),
+                error_code=Errors.GROUP_ID_NOT_FOUND,
+                error_message=summary.error_message or _not_found(group_id),
                 group_id=group_id, group_state=GroupState.DEAD.value,
             ))
         else:
