@@ -65,8 +65,15 @@ class MemberProcess(ClientProcess):
                 owned -= set(event["partitions"])
         return owned
 
-    def member_id(self) -> str:
-        return str(self.events("member")[-1]["member_id"])
+    def member_id(self, timeout: float = 30.0) -> str:
+        """Its member id, once it has one (the Java client reports an empty one before its
+        first heartbeat's answer, and may report its first assignment before its id)."""
+        def known() -> str:
+            self.alive()
+            ids = [e["member_id"] for e in self.events("member") if e["member_id"]]
+            return str(ids[-1]) if ids else ""
+
+        return wait_for(known, timeout, f"{self.client_id}'s member id")
 
     def alive(self) -> None:
         """Fail if it has exited."""
