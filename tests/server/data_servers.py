@@ -62,8 +62,9 @@ class DataServer:
 class Groupcoord(DataServer):
     kind = "groupcoord"
 
-    def __init__(self, directory: Path, topics: Mapping[str, int]) -> None:
-        self.process = ServerProcess(directory / "data", topics=[f"{t}:{n}" for t, n in topics.items()])
+    def __init__(self, directory: Path, topics: Mapping[str, int], settings: Mapping[str, str]) -> None:
+        self.process = ServerProcess(directory / "data", topics=[f"{t}:{n}" for t, n in topics.items()],
+                                     settings=settings)
         self.process.start()
 
     @property
@@ -86,34 +87,14 @@ class Groupcoord(DataServer):
 class Kafka(DataServer):
     kind = "kafka"
 
-    def __init__(self, directory: Path, topics: Mapping[str, int]) -> None:
-        self.broker = KafkaBroker(directory / "kafka", KAFKA_SETTINGS)
+    def __init__(self, directory: Path, topics: Mapping[str, int], settings: Mapping[str, str]) -> None:
+        self.broker = KafkaBroker(directory / "kafka", {**KAFKA_SETTINGS, **settings})
         self.broker.start(START_TIMEOUT_S)
         try:
-            self._create(topics)
+            create_topics(self.bootstrap, topics)
         except BaseException:
             self.broker.kill()
             raise
-
-    def _create(self, topics: Mapping[str, int]) -> None:
-        """Create the topics and wait until every partition has its leader."""
-        from kafka.admin import KafkaAdminClient, NewTopic
-
-        admin = KafkaAdminClient(bootstrap_servers=self.bootstrap)
-        try:
-            admin.create_topics([NewTopic(t, n, 1) for t, n in topics.items()])
-
-            def led() -> bool:
-                described = admin.describe_topics(list(topics))
-                return all(
-                    t["error_code"] == 0 and len(t["partitions"]) == topics[t["name"]]
-                    and all(p["leader_id"] >= 0 for p in t["partitions"])
-                    for t in described
-                )
-
-            wait_for(led, START_TIMEOUT_S, "Kafka to elect the leaders of the new topics", 0.2)
-        finally:
-            admin.close()
 
     @property
     def bootstrap(self) -> str:
@@ -130,13 +111,37 @@ class Kafka(DataServer):
 
 
 @contextmanager
-def serve(kind: str, directory: Path, topics: Mapping[str, int]) -> Iterator[DataServer]:
-    """A server of ``kind`` (a :data:`SERVERS` parameter) with ``topics`` (name: partitions)."""
-    server: DataServer = Groupcoord(directory, topics) if kind == "groupcoord" else Kafka(directory, topics)
+def serve(kind: str, directory: Path, topics: Mapping[str, int],
+          settings: Mapping[str, str] | None = None) -> Iterator[DataServer]:
+    """A server of ``kind`` (a :data:`SERVERS` parameter) with ``topics`` (name: partitions) and
+    ``settings`` added to the test settings (Kafka's names, which both servers take)."""
+    server_class = Groupcoord if kind == "groupcoord" else Kafka
+    server: DataServer = server_class(directory, topics, settings or {})
     try:
         yield server
     finally:
         server.stop()
+
+
+def create_topics(bootstrap: str, topics: Mapping[str, int]) -> None:
+    """Create the topics (name: partitions) and wait until every partition has its leader."""
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    try:
+        admin.create_topics([NewTopic(t, n, 1) for t, n in topics.items()])
+
+        def led() -> bool:
+            described = admin.describe_topics(list(topics))
+            return all(
+                t["error_code"] == 0 and len(t["partitions"]) == topics[t["name"]]
+                and all(p["leader_id"] >= 0 for p in t["partitions"])
+                for t in described
+            )
+
+        wait_for(led, START_TIMEOUT_S, "the leaders of the new topics", 0.2)
+    finally:
+        admin.close()
 
 
 def kafka_tool(main_class: str, *args: str) -> list[str]:

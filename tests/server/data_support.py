@@ -16,6 +16,7 @@ from typing import NamedTuple
 import pytest
 from client_support import SESSION_TIMEOUT_MS, ClientProcess, is_disjoint_cover
 from data_process import key, value
+from group_members import MemberProcess
 from java_client import java_client
 from server_process import wait_for
 
@@ -234,6 +235,14 @@ class Processes:
     def tail(self, client: str, bootstrap: str, topic: str, partition: int, max_wait_ms: int) -> ClientProcess:
         process = ClientProcess(command(client, "tail", bootstrap, topic, partition, max_wait_ms),
                                 self._stderr(f"tail-{client}"))
+        self.started.append(process)
+        return process
+
+    def member(self, client: str, bootstrap: str, group: str, client_id: str, subscription: str,
+               assignor: str = "-") -> MemberProcess:
+        """A consumer-protocol member (``group_members.MemberProcess``)."""
+        process = MemberProcess(client, bootstrap, group, client_id, subscription,
+                                self._stderr(f"member-{client_id}"), assignor)
         self.started.append(process)
         return process
 

@@ -21,11 +21,14 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  * Usage: JavaClient BOOTSTRAP GROUP TOPIC
  *        JavaClient produce|consume|tail|offsets ARGS...
  *        JavaClient topics BOOTSTRAP TOPIC ({@link TopicAdminClient})
+ *        JavaClient member ARGS... (a consumer-protocol member, {@link GroupMember})
  */
 public final class JavaClient {
     public static void main(String[] args) throws Exception {
         if (DataClient.MODES.contains(args[0])) {
             DataClient.main(args);
+        } else if (args[0].equals("member")) {
+            GroupMember.main(args);
         } else if (args[0].equals("topics")) {
             TopicAdminClient.main(java.util.Arrays.copyOfRange(args, 1, args.length));
         } else {

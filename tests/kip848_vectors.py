@@ -1,0 +1,173 @@
+"""KIP-848 test vectors captured from Apache Kafka 4.3.1: run
+``PYTHONPATH=python python tests/capture_kip848_vectors.py > tests/kip848_vectors.py`` to
+capture them again (topic ids and member ids are new every time).
+
+A single-node KRaft broker (broker and controller in one process, no ``broker.rack``: no
+partition has racks), with ``group.consumer.heartbeat.interval.ms=500`` and a 6 s session;
+consumer-protocol members of the Java client (kafka-clients 4.1.1, ``group.protocol=consumer``,
+no ``group.remote.assignor``: the coordinator's default, ``uniform``), subscribed by topic name.
+The records were read from the broker's ``__consumer_offsets`` log files with
+``groupcoord.format.codec.iter_segment``.
+
+:data:`METADATA_HASHES`: KIP-1101's ``metadata_hash`` of ConsumerGroupMetadataValue (record type
+3) for a group subscribed to ``topics``: each topic's id (as Kafka prints a Uuid), name,
+partition count and racks.
+
+:data:`SEQUENCES`: the records the coordinator wrote for one group over ``orders`` (6
+partitions), in log order, when its first member (A) joined, a second member (B) joined, and
+B left (closed its consumer). ``type`` is the record type (3 ConsumerGroupMetadata, 4
+ConsumerGroupPartitionMetadata, 5 ConsumerGroupMemberMetadata, 6
+ConsumerGroupTargetAssignmentMetadata, 7 ConsumerGroupTargetAssignmentMember, 8
+ConsumerGroupCurrentMemberAssignment, 16 ConsumerGroupRegularExpression); ``member`` the role of
+the key's member id (None for a group-wide record); ``value`` None for a tombstone, else the
+value's schema and its fields that depend on neither the clock nor random ids (partitions by
+topic name; ``state`` is ConsumerGroupCurrentMemberAssignmentValue's MemberState: 0 stable, 1
+unrevoked partitions, 2 unreleased partitions, 127 unknown). Repeated captures gave the same
+sequences but for the order of the two type-7 records of the second join: the coordinator
+writes the target assignment in the order of its map of members, whose ids are random. The
+first member's join writes group epoch 2, not 1.
+"""
+
+KAFKA_VERSION = '4.3.1'
+
+METADATA_HASHES = [{'group': 'hash-orders',
+  'topics': [{'topic_id': 'NEiNoPCVShS8bej1_gcDnw',
+              'topic_name': 'orders',
+              'partitions': 6,
+              'racks': []}],
+  'metadata_hash': 3329637454032760399},
+ {'group': 'hash-orders-payments',
+  'topics': [{'topic_id': 'NEiNoPCVShS8bej1_gcDnw',
+              'topic_name': 'orders',
+              'partitions': 6,
+              'racks': []},
+             {'topic_id': '7hxtYCEVTMiQU5iuKtPgAQ',
+              'topic_name': 'payments',
+              'partitions': 3,
+              'racks': []}],
+  'metadata_hash': 287063685123814902},
+ {'group': 'hash-payments',
+  'topics': [{'topic_id': '7hxtYCEVTMiQU5iuKtPgAQ',
+              'topic_name': 'payments',
+              'partitions': 3,
+              'racks': []}],
+  'metadata_hash': 5507009548557692646}]
+
+SEQUENCES = {'first member joins': [{'type': 5,
+                         'member': 'A',
+                         'value': {'schema': 'ConsumerGroupMemberMetadataValue',
+                                   'client_id': 'member-a',
+                                   'subscribed_topic_names': ['orders'],
+                                   'subscribed_topic_regex': '',
+                                   'server_assignor': None,
+                                   'rebalance_timeout_ms': 300000}},
+                        {'type': 3,
+                         'member': None,
+                         'value': {'schema': 'ConsumerGroupMetadataValue',
+                                   'epoch': 2,
+                                   'metadata_hash': 3329637454032760399}},
+                        {'type': 7,
+                         'member': 'A',
+                         'value': {'schema': 'ConsumerGroupTargetAssignmentMemberValue',
+                                   'partitions': {'orders': [0, 1, 2, 3, 4, 5]}}},
+                        {'type': 6,
+                         'member': None,
+                         'value': {'schema': 'ConsumerGroupTargetAssignmentMetadataValue',
+                                   'assignment_epoch': 2}},
+                        {'type': 8,
+                         'member': 'A',
+                         'value': {'schema': 'ConsumerGroupCurrentMemberAssignmentValue',
+                                   'member_epoch': 2,
+                                   'previous_member_epoch': 0,
+                                   'state': 0,
+                                   'assigned': {'orders': [0, 1, 2, 3, 4, 5]},
+                                   'pending_revocation': {}}}],
+ 'second member joins': [{'type': 5,
+                          'member': 'B',
+                          'value': {'schema': 'ConsumerGroupMemberMetadataValue',
+                                    'client_id': 'member-b',
+                                    'subscribed_topic_names': ['orders'],
+                                    'subscribed_topic_regex': '',
+                                    'server_assignor': None,
+                                    'rebalance_timeout_ms': 300000}},
+                         {'type': 3,
+                          'member': None,
+                          'value': {'schema': 'ConsumerGroupMetadataValue',
+                                    'epoch': 3,
+                                    'metadata_hash': 3329637454032760399}},
+                         {'type': 7,
+                          'member': 'A',
+                          'value': {'schema': 'ConsumerGroupTargetAssignmentMemberValue',
+                                    'partitions': {'orders': [0, 1, 2]}}},
+                         {'type': 7,
+                          'member': 'B',
+                          'value': {'schema': 'ConsumerGroupTargetAssignmentMemberValue',
+                                    'partitions': {'orders': [3, 4, 5]}}},
+                         {'type': 6,
+                          'member': None,
+                          'value': {'schema': 'ConsumerGroupTargetAssignmentMetadataValue',
+                                    'assignment_epoch': 3}},
+                         {'type': 8,
+                          'member': 'B',
+                          'value': {'schema': 'ConsumerGroupCurrentMemberAssignmentValue',
+                                    'member_epoch': 3,
+                                    'previous_member_epoch': 0,
+                                    'state': 2,
+                                    'assigned': {},
+                                    'pending_revocation': {}}},
+                         {'type': 8,
+                          'member': 'B',
+                          'value': {'schema': 'ConsumerGroupCurrentMemberAssignmentValue',
+                                    'member_epoch': 3,
+                                    'previous_member_epoch': 3,
+                                    'state': 2,
+                                    'assigned': {},
+                                    'pending_revocation': {}}},
+                         {'type': 8,
+                          'member': 'A',
+                          'value': {'schema': 'ConsumerGroupCurrentMemberAssignmentValue',
+                                    'member_epoch': 2,
+                                    'previous_member_epoch': 2,
+                                    'state': 1,
+                                    'assigned': {'orders': [0, 1, 2]},
+                                    'pending_revocation': {'orders': [3, 4, 5]}}},
+                         {'type': 8,
+                          'member': 'A',
+                          'value': {'schema': 'ConsumerGroupCurrentMemberAssignmentValue',
+                                    'member_epoch': 3,
+                                    'previous_member_epoch': 2,
+                                    'state': 0,
+                                    'assigned': {'orders': [0, 1, 2]},
+                                    'pending_revocation': {}}},
+                         {'type': 8,
+                          'member': 'B',
+                          'value': {'schema': 'ConsumerGroupCurrentMemberAssignmentValue',
+                                    'member_epoch': 3,
+                                    'previous_member_epoch': 3,
+                                    'state': 0,
+                                    'assigned': {'orders': [3, 4, 5]},
+                                    'pending_revocation': {}}}],
+ 'a member leaves': [{'type': 8, 'member': 'B', 'value': None},
+                     {'type': 7, 'member': 'B', 'value': None},
+                     {'type': 5, 'member': 'B', 'value': None},
+                     {'type': 3,
+                      'member': None,
+                      'value': {'schema': 'ConsumerGroupMetadataValue',
+                                'epoch': 4,
+                                'metadata_hash': 3329637454032760399}},
+                     {'type': 7,
+                      'member': 'A',
+                      'value': {'schema': 'ConsumerGroupTargetAssignmentMemberValue',
+                                'partitions': {'orders': [0, 1, 2, 3, 4, 5]}}},
+                     {'type': 6,
+                      'member': None,
+                      'value': {'schema': 'ConsumerGroupTargetAssignmentMetadataValue',
+                                'assignment_epoch': 4}},
+                     {'type': 8,
+                      'member': 'A',
+                      'value': {'schema': 'ConsumerGroupCurrentMemberAssignmentValue',
+                                'member_epoch': 4,
+                                'previous_member_epoch': 3,
+                                'state': 0,
+                                'assigned': {'orders': [0, 1, 2, 3, 4, 5]},
+                                'pending_revocation': {}}}]}
