@@ -13,9 +13,12 @@ import ctypes.util
 import struct
 import uuid
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
+from kip848_vectors import METADATA_HASHES
 
+from groupcoord.coordinator.consumer.assignors.java_order import uuid_from_kafka
 from groupcoord.format.metadata_hash import group_hash, topic_hash
 
 TOPIC_ID = uuid.UUID("0c9b0a3e-8f6e-4f4c-9b1d-2f5e6a7b8c9d")
@@ -107,14 +110,15 @@ def check_kafka_metadata_hash(topic_id: uuid.UUID, name: str, partitions: int, e
     assert group_hash([topic_hash(topic_id, name, partitions, racks)]) == expected_hash
 
 
-# A ConsumerGroupMetadataValue that a Kafka 4.3.1 broker wrote, for a group subscribed to one
-# topic (no racks): (topic id, topic name, partitions, the record's metadata_hash). Add the
-# captured record's values here.
-KAFKA_4_3_1_CAPTURES: list[tuple[uuid.UUID, str, int, int]] = []
-
-
-@pytest.mark.skipif(not KAFKA_4_3_1_CAPTURES, reason="no record captured from a Kafka broker yet")
-@pytest.mark.parametrize("capture", KAFKA_4_3_1_CAPTURES or [None])
-def test_the_metadata_hash_a_kafka_broker_wrote(capture: tuple[uuid.UUID, str, int, int]) -> None:
-    topic_id, name, partitions, expected_hash = capture
-    check_kafka_metadata_hash(topic_id, name, partitions, expected_hash)
+@pytest.mark.parametrize("capture", METADATA_HASHES, ids=[c["group"] for c in METADATA_HASHES])
+def test_the_metadata_hash_a_kafka_broker_wrote(capture: dict[str, Any]) -> None:
+    """ConsumerGroupMetadataValue records a Kafka 4.3.1 broker wrote (tests/kip848_vectors.py):
+    the group hash of its subscribed topics' hashes, in the order of their names."""
+    topics = sorted(capture["topics"], key=lambda t: t["topic_name"])
+    hashes = [topic_hash(uuid_from_kafka(t["topic_id"]), t["topic_name"], t["partitions"], t["racks"])
+              for t in topics]
+    assert group_hash(hashes) == capture["metadata_hash"]
+    if len(topics) == 1:
+        t = topics[0]
+        check_kafka_metadata_hash(uuid_from_kafka(t["topic_id"]), t["topic_name"], t["partitions"],
+                                  capture["metadata_hash"])

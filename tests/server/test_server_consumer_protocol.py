@@ -33,7 +33,7 @@ from server_process import wait_for
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.clients, pytest.mark.java]
 
-KINDS = ["kafka"]
+KINDS = ["kafka", "groupcoord"]
 """The servers every test runs against."""
 SHARED = "shared"
 SHARED_PARTITIONS = 6
