@@ -6,6 +6,7 @@
 //! - [`codec`]: the `__consumer_offsets` log format: record batches and the coordinator's records.
 //! - [`partitioner`]: which `__consumer_offsets` partition owns a group (Kafka's `partitionFor`).
 //! - [`network`]: the network thread that writes the server's answers to client sockets.
+//! - [`topic_regex`]: KIP-848's `SubscribedTopicRegex`, read and matched as Kafka's RE2J does.
 //!
 //! None of these modules depends on Python. The PyO3 bindings live in `python/` behind the
 //! `python` feature, which maturin enables; `cargo test` runs without an interpreter.
@@ -16,6 +17,7 @@ pub mod network;
 pub mod partitioner;
 pub mod purgatory;
 pub mod timer;
+pub mod topic_regex;
 
 #[cfg(test)]
 mod testing;
