@@ -18,6 +18,7 @@ mod purgatory;
 mod record_class;
 mod record_methods;
 mod record_objects;
+mod topic_regex;
 
 /// The compiled module, imported as `groupcoord._native`.
 #[pymodule]
@@ -29,5 +30,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     json_lines::register(m)?;
     partitioner::register(m)?;
     network::register(m)?;
+    topic_regex::register(m)?;
     Ok(())
 }
