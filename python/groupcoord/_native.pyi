@@ -891,3 +891,27 @@ def assign_offsets(
     offset and partition leader epoch (outside the CRC), and with ``log_append_time_ms`` (a
     LogAppendTime topic) the LogAppendTime timestamp type and max timestamp, the CRC computed
     again (Kafka's ``setMaxTimestamp``)."""
+
+@final
+class TopicRegex:
+    """KIP-848's ``SubscribedTopicRegex``, compiled as Kafka's group coordinator compiles it
+    (RE2J's ``Pattern.compile``) and matched as its ``TopicRegexResolver`` matches topics:
+    against the whole name (``Matcher.matches()``), so ``a|b`` matches ``a`` and ``b`` but not
+    ``ab``. Linear-time matching (the ``regex`` crate) over RE2J's syntax and meaning: ``\\d``,
+    ``\\w``, ``\\s`` and ``\\b`` are ASCII, ``\\Q...\\E`` and octal escapes are read, and the
+    flags ``x``, backreferences and lookaround are refused. Differences from RE2J:
+    ``docs/compatibility.md``."""
+
+    def __new__(cls, pattern: str) -> Self:
+        """ValueError for a pattern RE2J would not compile, or one too large to compile here,
+        with Kafka's INVALID_REGULAR_EXPRESSION message: ``SubscribedTopicRegex `<pattern>` is
+        not a valid regular expression: <RE2J's description>.``"""
+    @property
+    def pattern(self) -> str:
+        """The pattern as given."""
+    def matches(self, name: str) -> bool:
+        """Whether the pattern matches the whole of ``name``."""
+    def matching(self, names: Iterable[str]) -> list[str]:
+        """The names the pattern matches, in the order given (the same ``str`` objects).
+        TypeError for an item that is not a ``str``; UnicodeEncodeError for one holding a lone
+        surrogate, which no topic name does."""

@@ -34,6 +34,14 @@ pub enum Error {
     #[error("unsupported version: {0}")]
     UnsupportedVersion(String),
 
+    /// A KIP-848 `SubscribedTopicRegex` that RE2J does not compile: Kafka's
+    /// INVALID_REGULAR_EXPRESSION, with its message and RE2J's description of the error.
+    #[error("SubscribedTopicRegex `{pattern}` is not a valid regular expression: {description}.")]
+    InvalidRegularExpression {
+        pattern: String,
+        description: String,
+    },
+
     /// Reading a segment file failed.
     #[error("{path}: {source}")]
     Io {

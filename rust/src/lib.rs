@@ -7,6 +7,7 @@
 //! - [`metadata_hash`]: KIP-1101's hash of a consumer group's subscribed topics' metadata.
 //! - [`partitioner`]: which `__consumer_offsets` partition owns a group (Kafka's `partitionFor`).
 //! - [`network`]: the network thread that writes the server's answers to client sockets.
+//! - [`topic_regex`]: KIP-848's `SubscribedTopicRegex`, read and matched as Kafka's RE2J does.
 //!
 //! None of these modules depends on Python. The PyO3 bindings live in `python/` behind the
 //! `python` feature, which maturin enables; `cargo test` runs without an interpreter.
@@ -18,6 +19,7 @@ pub mod network;
 pub mod partitioner;
 pub mod purgatory;
 pub mod timer;
+pub mod topic_regex;
 
 #[cfg(test)]
 mod testing;

@@ -17,22 +17,29 @@ from pathlib import Path
 JAVA = Path(__file__).with_name("java")
 
 
+def maven_classpath(project: Path, artifact: str) -> str:
+    """Fetch the dependencies of ``project``'s pom.xml (unless ``artifact``'s pinned jar is in
+    ``project/lib``) and compile ``project/src/main/java`` into ``project/classes``; the class
+    path to run it."""
+    mvn, javac = shutil.which("mvn"), shutil.which("javac")
+    assert mvn and javac, "the Java tests need Maven and a JDK (17+) on the PATH"
+    lib, classes = project / "lib", project / "classes"
+    version = re.search(rf"<artifactId>{artifact}</artifactId>\s*<version>([^<]+)</version>",
+                        (project / "pom.xml").read_text())
+    assert version, f"{project}/pom.xml pins no {artifact} version"
+    if not (lib / f"{artifact}-{version.group(1)}.jar").exists():  # Maven takes seconds even when done
+        subprocess.run([mvn, "-q", "-B", "dependency:copy-dependencies", f"-DoutputDirectory={lib}"],
+                       cwd=project, check=True, timeout=600)
+    classes.mkdir(exist_ok=True)
+    sources = sorted(str(source) for source in (project / "src/main/java").glob("*.java"))
+    subprocess.run([javac, "-d", str(classes), "-cp", f"{lib}/*", *sources], check=True, timeout=300)
+    return f"{lib}/*:{classes}"
+
+
 @functools.cache
 def java_client_classpath() -> str:
     """Fetch kafka-clients and compile the client; the class path to run it."""
-    mvn, javac = shutil.which("mvn"), shutil.which("javac")
-    assert mvn and javac, "the Java client tests need Maven and a JDK (17+) on the PATH"
-    lib, classes = JAVA / "lib", JAVA / "classes"
-    version = re.search(r"<artifactId>kafka-clients</artifactId>\s*<version>([^<]+)</version>",
-                        (JAVA / "pom.xml").read_text())
-    assert version, "java/pom.xml pins no kafka-clients version"
-    if not (lib / f"kafka-clients-{version.group(1)}.jar").exists():  # Maven takes seconds even when done
-        subprocess.run([mvn, "-q", "-B", "dependency:copy-dependencies", f"-DoutputDirectory={lib}"],
-                       cwd=JAVA, check=True, timeout=600)
-    classes.mkdir(exist_ok=True)
-    sources = sorted(str(source) for source in (JAVA / "src/main/java").glob("*.java"))
-    subprocess.run([javac, "-d", str(classes), "-cp", f"{lib}/*", *sources], check=True, timeout=300)
-    return f"{lib}/*:{classes}"
+    return maven_classpath(JAVA, "kafka-clients")
 
 
 CLIENT_JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")

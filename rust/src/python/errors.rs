@@ -93,6 +93,9 @@ impl From<Error> for PyErr {
         Python::attach(|py| {
             let converted = match &err {
                 Error::InvalidArgument(msg) => Ok(PyValueError::new_err(msg.clone())),
+                Error::InvalidRegularExpression { .. } => {
+                    Ok(PyValueError::new_err(err.to_string()))
+                }
                 Error::IllegalState(msg) => Ok(PyRuntimeError::new_err(msg.clone())),
                 Error::WrongType(msg) => Ok(PyTypeError::new_err(msg.clone())),
                 Error::Truncated { .. } | Error::Corrupt { .. } => corrupt(py, &err),

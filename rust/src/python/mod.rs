@@ -20,6 +20,7 @@ mod purgatory;
 mod record_class;
 mod record_methods;
 mod record_objects;
+mod topic_regex;
 
 /// The compiled module, imported as `groupcoord._native`.
 #[pymodule]
@@ -32,5 +33,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     partitioner::register(m)?;
     metadata_hash::register(m)?;
     network::register(m)?;
+    topic_regex::register(m)?;
     Ok(())
 }
