@@ -315,3 +315,75 @@ def test_a_non_empty_classic_group_is_not_a_consumer_group(consumer_ctx: Consume
     consumer_ctx.dynamic_join_group(GROUP, "")
     result = consumer_ctx.heartbeat(GROUP, "m1", 0)
     assert (result.error, result.message) == (Errors.GROUP_ID_NOT_FOUND, f"Group {GROUP} is not a consumer group.")
+
+
+# --- subscriptions by regular expression ------------------------------------------------------
+
+
+def test_consumer_group_member_joins_with_a_regular_expression(consumer_ctx: ConsumerContext) -> None:
+    """The heartbeat records the subscription; the resolution, a moment later, writes the
+    matched topics and bumps the group epoch; the next heartbeat gets the partitions."""
+    joined = consumer_ctx.heartbeat(GROUP, "m1", 0, subscribed_topic_names=None, subscribed_topic_regex="fo.*")
+    assert joined.error is Errors.NONE
+    assert joined.member_epoch == 1 and joined.assignment == {}
+    consumer_ctx.take_consumer_records()
+    consumer_ctx.sleep(1)
+    assert consumer_ctx.take_consumer_records() == [(16, None, (FOO,)), (3, None, 2)]
+    result = consumer_ctx.heartbeat(GROUP, "m1", 1, topic_partitions={})
+    assert result.member_epoch == 2 and owned(result) == set(range(6))
+
+
+def test_consumer_group_regex_picks_up_a_created_topic(consumer_ctx: ConsumerContext) -> None:
+    consumer_ctx.heartbeat(GROUP, "m1", 0, subscribed_topic_names=None, subscribed_topic_regex="ba.*")
+    consumer_ctx.sleep(1)
+    first = consumer_ctx.heartbeat(GROUP, "m1", 1, topic_partitions={})
+    assert first.member_epoch == 2 and owned(first, BAR_ID) == {0, 1, 2}
+    consumer_ctx.topics.set("baz", 2)
+    baz_id = consumer_ctx.topics.topic_id("baz")
+    # Within 10 s of the last resolution, nothing is resolved again.
+    consumer_ctx.heartbeat(GROUP, "m1", 2, topic_partitions={BAR_ID: [0, 1, 2]})
+    consumer_ctx.sleep(5_000)
+    assert consumer_ctx.consumer_group(GROUP).resolved_regexes["ba.*"].topics == {BAR}
+    consumer_ctx.sleep(5_001)
+    consumer_ctx.heartbeat(GROUP, "m1", 2, topic_partitions={BAR_ID: [0, 1, 2]})
+    consumer_ctx.sleep(1)
+    assert consumer_ctx.consumer_group(GROUP).resolved_regexes["ba.*"].topics == {BAR, "baz"}
+    later = consumer_ctx.heartbeat(GROUP, "m1", 2, topic_partitions={BAR_ID: [0, 1, 2]})
+    assert later.member_epoch == 3 and owned(later, baz_id) == {0, 1}
+
+
+def test_consumer_group_regex_is_full_match(consumer_ctx: ConsumerContext) -> None:
+    consumer_ctx.topics.set("foo-extra", 1)
+    consumer_ctx.heartbeat(GROUP, "m1", 0, subscribed_topic_names=None, subscribed_topic_regex="foo")
+    consumer_ctx.sleep(1)
+    assert consumer_ctx.consumer_group(GROUP).resolved_regexes["foo"].topics == {FOO}
+
+
+def test_invalid_regular_expression(consumer_ctx: ConsumerContext) -> None:
+    result = consumer_ctx.heartbeat(GROUP, "m1", 0, subscribed_topic_names=None, subscribed_topic_regex="[foo")
+    assert result.error is Errors.INVALID_REGULAR_EXPRESSION
+    assert result.message.startswith("SubscribedTopicRegex `[foo` is not a valid regular expression: ")
+    assert consumer_ctx.take_consumer_records() == []
+
+
+def test_last_subscriber_of_a_regex_leaving_tombstones_it(consumer_ctx: ConsumerContext) -> None:
+    consumer_ctx.heartbeat(GROUP, "m1", 0, subscribed_topic_names=None, subscribed_topic_regex="fo.*")
+    consumer_ctx.sleep(1)
+    consumer_ctx.take_consumer_records()
+    consumer_ctx.heartbeat(GROUP, "m1", -1)
+    assert consumer_ctx.take_consumer_records() == [
+        (8, "m1", "tombstone"), (7, "m1", "tombstone"), (5, "m1", "tombstone"), (16, None, "tombstone"),
+        (3, None, 3)]
+    assert consumer_ctx.consumer_group(GROUP).resolved_regexes == {}
+
+
+def test_switching_from_a_regex_to_names_bumps_at_once(consumer_ctx: ConsumerContext) -> None:
+    consumer_ctx.heartbeat(GROUP, "m1", 0, subscribed_topic_names=None, subscribed_topic_regex="fo.*")
+    consumer_ctx.sleep(1)
+    consumer_ctx.heartbeat(GROUP, "m1", 1, topic_partitions={})
+    consumer_ctx.take_consumer_records()
+    result = consumer_ctx.heartbeat(GROUP, "m1", 2, subscribed_topic_regex="", subscribed_topic_names=[BAR],
+                                    topic_partitions={FOO_ID: list(range(6))})
+    records = consumer_ctx.take_consumer_records()
+    assert [r[:2] for r in records][:3] == [(5, "m1"), (16, None), (3, None)]
+    assert result.member_epoch == 2  # it must revoke foo first

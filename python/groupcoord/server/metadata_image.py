@@ -39,4 +39,8 @@ class MetadataImage:
         return -1 if topic is None else topic.partitions
 
     def topic_names(self) -> Iterable[str]:
-        return [t.name for t in self._topics]
+        """Every topic, ``__consumer_offsets`` included: Kafka matches regular expressions
+        against internal topics too."""
+        names = [t.name for t in self._topics]
+        offsets = self._topics.offsets_topic
+        return names if offsets is None else [*names, offsets.name]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from uuid import UUID
@@ -38,6 +39,7 @@ from groupcoord.coordinator.consumer.errors import GroupError
 from groupcoord.coordinator.consumer.group import ConsumerGroup
 from groupcoord.coordinator.consumer.member import ConsumerGroupMember, MemberState, freeze_assignment
 from groupcoord.coordinator.consumer.metadata_hash import compute_metadata_hash
+from groupcoord.coordinator.consumer.regex import RegexUpdate, regexes_to_refresh, resolve, update_regex
 from groupcoord.coordinator.consumer.target_assignment import (
     TopicMetadata,
     compute_target_assignment,
@@ -104,6 +106,10 @@ def rebalance_key(group_id: str, member_id: str) -> tuple[str, str, str]:
     return ("consumer-rebalance", group_id, member_id)
 
 
+def regex_key(group_id: str) -> tuple[str, str]:
+    return ("consumer-regex", group_id)
+
+
 class ConsumerGroupProtocol:
     """Heartbeats, leaves and the member timers of consumer groups."""
 
@@ -117,6 +123,8 @@ class ConsumerGroupProtocol:
         self._purgatory = purgatory
         self.topics = topics
         self._topics_version = topics.version
+        self._resolving: set[str] = set()
+        """Groups whose regular expressions are about to be resolved."""
         self.assignor_names = config.consumer_group_assignors()
 
     # --- the heartbeat ----------------------------------------------------------------------
@@ -170,7 +178,9 @@ class ConsumerGroupProtocol:
         subscription_changed = updated.subscribed_topic_names != member.subscribed_topic_names
         if updated.subscription_metadata() != member.subscription_metadata() or replaced_id is not None:
             records.append(rec.member_subscription_record(group.group_id, updated))
-        bump = subscription_changed or updated.subscribed_topic_regex != member.subscribed_topic_regex
+        regex_update, needs_resolving = update_regex(group, member, updated, records)
+        self._maybe_schedule_regex_resolution(group, member, updated, needs_resolving, now)
+        bump = subscription_changed or regex_update is RegexUpdate.UPDATED_AND_RESOLVED
 
         group_epoch = group.group_epoch
         if bump or group.has_metadata_expired(now):
@@ -310,6 +320,50 @@ class ConsumerGroupProtocol:
         records.extend(computed.records)
         return group_epoch, computed.targets.get(member.member_id, {})
 
+    # --- regular expressions ----------------------------------------------------------------
+
+    def _maybe_schedule_regex_resolution(self, group: ConsumerGroup, member: ConsumerGroupMember,
+                                         updated: ConsumerGroupMember, needs_resolving: bool, now: int) -> None:
+        """Resolve the group's regular expressions a moment from now if they need it (Kafka
+        hands them to a background executor; the heartbeat does not wait for them)."""
+        if group.group_id in self._resolving:
+            return
+        regexes = regexes_to_refresh(group, member, updated, needs_resolving, now, self.topics.version,
+                                     self._config.group_consumer_regex_refresh_interval_ms)
+        if regexes is None:
+            return
+        self._resolving.add(group.group_id)
+        group_id = group.group_id
+
+        def resolve_now(key: object) -> None:
+            self._resolving.discard(group_id)
+            self._resolve_regexes(group_id, regexes)
+
+        self._purgatory.watch_deadline(regex_key(group_id), 1, resolve_now)
+
+    def _resolve_regexes(self, group_id: str, regexes: Sequence[str]) -> None:
+        """Kafka's ``handleRegularExpressionsResult``: the resolutions written, and the group
+        epoch bumped if any changed or the subscribed topics' hash did."""
+        group = self._groups.get(group_id)
+        if group is None or not self._shard.is_group_local(group_id):
+            return
+        now = self._time.milliseconds()
+        records, changed = resolve(group, regexes, self.topics.topic_names(), self.topics.version, now)
+        names = {name for name, count in group.subscribed_topic_names.items() if count > 0}
+        for regex, count in group.subscribed_regexes.items():
+            resolved = changed.get(regex) or group.resolved_regexes.get(regex)
+            if count > 0 and resolved is not None:
+                names |= resolved.topics
+        metadata_hash = compute_metadata_hash(names, self.topics)
+        if changed or metadata_hash != group.metadata_hash:
+            epoch = group.group_epoch + 1
+            records.append(rec.group_epoch_record(group_id, epoch, metadata_hash))
+            log.info("[GroupId %s] Bumped group epoch to %d with metadata hash %d", group_id, epoch, metadata_hash)
+            group.metadata_refresh_deadline = (now + METADATA_REFRESH_INTERVAL_MS, epoch)
+        if records:
+            result = self._written(group_id, records, ConsumerGroupHeartbeatResult())
+            self._writes.schedule_write(self._shard.partition_for(group_id), result, _ignore)
+
     def _can_compute_assignment(self, group: ConsumerGroup, now: int) -> bool:
         interval = self._config.group_consumer_assignment_interval_ms
         return group.assignment_timestamp == 0 or interval == 0 or now >= group.assignment_timestamp + interval
@@ -361,6 +415,9 @@ class ConsumerGroupProtocol:
                         rec.target_assignment_tombstone(group_id, member.member_id),
                         rec.member_subscription_tombstone(group_id, member.member_id)]
             self._cancel_timers(group_id, member.member_id)
+        leaving = Counter(m.subscribed_topic_regex for m in members if m.subscribed_topic_regex)
+        records += [rec.regular_expression_tombstone(group_id, regex) for regex, count in leaving.items()
+                    if group.subscribed_regexes.get(regex, 0) <= count]
         names = group.subscribed_topic_names_after(removed=members)
         records.append(rec.group_epoch_record(group_id, group.group_epoch + 1,
                                               compute_metadata_hash(names, self.topics)))
@@ -420,6 +477,8 @@ class ConsumerGroupProtocol:
     def cancel_group_timers(self, group: ConsumerGroup) -> None:
         for member_id in group.members:
             self._cancel_timers(group.group_id, member_id)
+        self._purgatory.complete_deadline(regex_key(group.group_id))
+        self._resolving.discard(group.group_id)
 
 
 def _ignore(result: object) -> None:
