@@ -301,6 +301,23 @@ def test_metadata_naming_a_topic_by_id_before_v12_is_an_invalid_request(server):
     assert_serving(server)
 
 
+def test_metadata_by_topic_id_with_an_empty_name_looks_the_topic_up_by_id(server):
+    """The Java client's consumer subscribed by a broker-side regex asks for its assigned
+    topics by id with name "" (not null); Kafka's KafkaApis looks them up by id."""
+    with connect(server) as sock:
+        every = exchange(sock, MetadataRequest(topics=None), MetadataResponse, 13)
+        assert isinstance(every, MetadataResponse)
+        topic = next(t for t in every.topics if t.name == TOPIC)
+        unknown = uuid.uuid4()
+        answer = exchange(sock, MetadataRequest(topics=[
+            MetadataRequestTopic(topic_id=topic.topic_id, name=""),
+            MetadataRequestTopic(topic_id=unknown, name=""),
+        ], allow_auto_topic_creation=False), MetadataResponse, 13)
+    assert isinstance(answer, MetadataResponse)
+    assert [(t.error_code, t.name, t.topic_id, len(t.partitions)) for t in answer.topics] == [
+        (Errors.NONE, TOPIC, topic.topic_id, len(topic.partitions)), (Errors.UNKNOWN_TOPIC_ID, None, unknown, 0)]
+
+
 def test_bounded_fuzz_then_a_real_client_still_forms_a_group(server):
     rng = random.Random(20261123)
     corpus = [

@@ -82,7 +82,9 @@ def metadata(broker: Broker, request: MetadataRequest, ctx: RequestContext) -> N
         )
         topics = []
         for entry in wanted:
-            if entry.name is None:
+            # By id when it has one (v12+): the Java client sends "" for the name then, and
+            # Kafka's KafkaApis looks a request's topics up by id whenever one is given.
+            if entry.name is None or entry.topic_id != ZERO_UUID:
                 found = broker.topics.by_id(entry.topic_id)
                 topics.append(
                     _describe(broker, found, operations) if found is not None
