@@ -16,12 +16,11 @@ is left out and named on stderr (file, byte, reason, the repair command), as
 everything, 1 an error (nothing printed), 2 bad arguments, 3 printed without the damaged
 partitions.
 
-The classic coordinator skips the new coordinator's records, so groups of Kafka 4's consumer
-protocol (KIP-848, record types 3 to 8) are shown from them apart: :class:`ConsumerGroups`
-keeps each key's latest record and derives what Kafka's loader would (group and assignment
-epochs, state, members with their epochs and assignments). Their topic ids are named from the
-records of Kafka 3.7 to 4.0 that list topics, and from the ``__cluster_metadata`` log of a
-KRaft broker's directory when there is one.
+Groups of Kafka 4's consumer protocol (KIP-848, record types 3 to 8 and 16) are loaded by the
+same replay and shown apart, with their epochs, state and members' epochs and assignments.
+Their topic ids are named from the records of Kafka 3.7 to 4.0 that list topics
+(:class:`ConsumerGroups`), and from the ``__cluster_metadata`` log of a KRaft broker's
+directory when there is one.
 """
 
 from __future__ import annotations
@@ -31,14 +30,15 @@ import json
 import logging
 import sys
 import time
-from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TextIO
 
 from groupcoord.config import Config
 from groupcoord.coordinator import GroupCoordinator, SystemTime
+from groupcoord.coordinator.consumer.assignors.java_order import uuid_to_kafka
 from groupcoord.coordinator.group import ClassicGroup
 from groupcoord.format import codec
 from groupcoord.format.records import RecordType
@@ -56,100 +56,69 @@ PROGRESS_AFTER_S = 1.0
 
 logger = logging.getLogger("groupcoord.cli.inspect")
 
-_GROUP_RECORD_TYPES = range(RecordType.CONSUMER_GROUP_METADATA,
-                            RecordType.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT + 1)
-"""The consumer-group record types a group's state is derived from (3 to 8)."""
 MEMBER_STATES = {0: "stable", 1: "unrevoked_partitions", 2: "unreleased_partitions", 127: "unknown"}
-"""Kafka's ``MemberState`` by the byte a current-assignment record stores."""
+"""Kafka's ``MemberState`` names, by the byte a current-assignment record stores."""
 
 
 class ConsumerGroups:
-    """KIP-848 consumer groups as their records leave them: the latest value of each key
-    (a tombstone removes it), read in offset order."""
+    """The topic names that KIP-848 records of Kafka 3.7 to 4.0 carry (their partition
+    metadata, record type 4) and the partition each group was read from, gathered while the
+    partitions load; the groups themselves are the coordinator's, loaded by its one replay."""
 
     def __init__(self) -> None:
-        self._latest: dict[tuple[str, int, str | None], dict[str, Any]] = {}
-        self._partitions: dict[str, int] = {}
         self.topic_names: dict[str, str] = {}
-        """Topic id (as Kafka prints it) to name, from partition-metadata records."""
+        """Topic id (as Kafka prints it) to name."""
+        self._partitions: dict[str, int] = {}
+        """The partition each group's records were read from."""
 
     def replay(self, record: codec.OffsetsRecord) -> None:
-        key = record.key
-        if not isinstance(key, codec.ConsumerGroupKey) or key.record_type not in _GROUP_RECORD_TYPES:
-            return
-        slot = (key.group_id, key.record_type, key.member_id)
-        value = record.value
-        if not isinstance(value, codec.ConsumerGroupValue):
-            self._latest.pop(slot, None)
-            return
-        self._latest[slot] = value.fields
-        self._partitions[key.group_id] = record.partition
-        if key.record_type == RecordType.CONSUMER_GROUP_PARTITION_METADATA:
+        key, value = record.key, record.value
+        if isinstance(key, codec.ConsumerGroupKey):
+            self._partitions[key.group_id] = record.partition
+        if (isinstance(key, codec.ConsumerGroupKey) and isinstance(value, codec.ConsumerGroupValue)
+                and key.record_type == RecordType.CONSUMER_GROUP_PARTITION_METADATA):
             for topic in value.fields.get("topics") or ():
                 self.topic_names[topic["topic_id"]] = topic["topic_name"]
 
-    def snapshot(self, topic_names: dict[str, str]) -> list[dict[str, Any]]:
-        """Each group as plain data, its topics named by ``topic_names`` (and by what the
-        records name) where they can be; ids with no name stay ids."""
+    def snapshot(self, coordinator: GroupCoordinator, topic_names: dict[str, str]) -> list[dict[str, Any]]:
+        """Each consumer group the coordinator loaded, as plain data, its topics named by
+        ``topic_names`` (and by what the records name) where they can be; ids with no name
+        stay ids."""
         names = {**topic_names, **self.topic_names}
-        records: dict[str, dict[tuple[int, str | None], dict[str, Any]]] = defaultdict(dict)
-        for (group_id, record_type, member_id), fields in self._latest.items():
-            records[group_id][record_type, member_id] = fields
 
-        def partitions(topics: Iterable[dict[str, Any]] | None) -> dict[str, list[int]]:
-            return {names.get(t["topic_id"], t["topic_id"]): list(t["partitions"]) for t in topics or ()}
+        def partitions(assignment: Mapping[uuid.UUID, Iterable[int]]) -> dict[str, list[int]]:
+            return {names.get(uuid_to_kafka(t), uuid_to_kafka(t)): sorted(ps) for t, ps in assignment.items()}
 
+        manager = coordinator.manager
         groups = []
-        for group_id, by_key in sorted(records.items()):
-            epoch = by_key.get((RecordType.CONSUMER_GROUP_METADATA, None), {}).get("epoch", 0)
-            target = by_key.get((RecordType.CONSUMER_GROUP_TARGET_ASSIGNMENT_METADATA, None), {})
-            assignment_epoch = target.get("assignment_epoch", 0)
-            member_ids = sorted({m for (t, m) in by_key if m is not None and t in (
-                RecordType.CONSUMER_GROUP_MEMBER_METADATA, RecordType.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT)})
-            members = []
-            for member_id in member_ids:
-                metadata = by_key.get((RecordType.CONSUMER_GROUP_MEMBER_METADATA, member_id), {})
-                current = by_key.get((RecordType.CONSUMER_GROUP_CURRENT_MEMBER_ASSIGNMENT, member_id), {})
-                targeted = by_key.get((RecordType.CONSUMER_GROUP_TARGET_ASSIGNMENT_MEMBER, member_id), {})
-                state = current.get("state", 0)
-                members.append({
-                    "member_id": member_id,
-                    "instance_id": metadata.get("instance_id"),
-                    "rack_id": metadata.get("rack_id"),
-                    "client_id": metadata.get("client_id"),
-                    "client_host": metadata.get("client_host"),
-                    "subscribed_topic_names": metadata.get("subscribed_topic_names"),
-                    "subscribed_topic_regex": metadata.get("subscribed_topic_regex") or None,
-                    "server_assignor": metadata.get("server_assignor"),
-                    "rebalance_timeout_ms": metadata.get("rebalance_timeout_ms"),
-                    "member_epoch": current.get("member_epoch", 0),
-                    "previous_member_epoch": current.get("previous_member_epoch", 0),
-                    "state": MEMBER_STATES.get(state, str(state)),
-                    "assignment": partitions(current.get("assigned_partitions")),
-                    "partitions_pending_revocation": partitions(current.get("partitions_pending_revocation")),
-                    "target_assignment": partitions(targeted.get("topic_partitions")),
-                })
+        for group in sorted(manager.consumer_groups.groups.values(), key=lambda g: g.group_id):
+            members = [{
+                "member_id": m.member_id,
+                "instance_id": m.instance_id,
+                "rack_id": m.rack_id,
+                "client_id": m.client_id,
+                "client_host": m.client_host,
+                "subscribed_topic_names": sorted(m.subscribed_topic_names),
+                "subscribed_topic_regex": m.subscribed_topic_regex or None,
+                "server_assignor": m.server_assignor,
+                "rebalance_timeout_ms": m.rebalance_timeout_ms,
+                "member_epoch": m.member_epoch,
+                "previous_member_epoch": m.previous_member_epoch,
+                "state": MEMBER_STATES.get(int(m.state), str(int(m.state))),
+                "assignment": partitions(m.assigned_partitions),
+                "partitions_pending_revocation": partitions(m.partitions_pending_revocation),
+                "target_assignment": partitions(group.target_of(m.member_id)),
+            } for m in sorted(group.members.values(), key=lambda m: m.member_id)]
             groups.append({
-                "group": group_id,
-                "partition": self._partitions[group_id],
-                "state": _consumer_group_state(epoch, assignment_epoch, members),
-                "group_epoch": epoch,
-                "assignment_epoch": assignment_epoch,
-                "assignors": sorted({m["server_assignor"] for m in members if m["server_assignor"]}),
+                "group": group.group_id,
+                "partition": self._partitions.get(group.group_id, manager.partition_for(group.group_id)),
+                "state": group.state.value,
+                "group_epoch": group.group_epoch,
+                "assignment_epoch": group.assignment_epoch,
+                "assignors": sorted({m.server_assignor for m in group.members.values() if m.server_assignor}),
                 "members": members,
             })
         return groups
-
-
-def _consumer_group_state(epoch: int, assignment_epoch: int, members: list[dict[str, Any]]) -> str:
-    """Kafka's ``ConsumerGroup.maybeUpdateGroupState``."""
-    if not members:
-        return "Empty"
-    if epoch > assignment_epoch:
-        return "Assigning"
-    if any(m["state"] != "stable" or m["member_epoch"] != assignment_epoch for m in members):
-        return "Reconciling"
-    return "Stable"
 
 
 TOPIC_RECORD = 2
@@ -365,7 +334,7 @@ def snapshot(
     also the KIP-848 groups (``consumer_groups``), which then replace the protocol-less groups
     their offsets alone make in the classic coordinator."""
     manager = coordinator.manager
-    modern = consumer_groups.snapshot(topic_names or {}) if consumer_groups is not None else []
+    modern = consumer_groups.snapshot(coordinator, topic_names or {}) if consumer_groups is not None else []
     modern_ids = {g["group"] for g in modern}
     groups = []
     for group in sorted(manager.current_groups(), key=lambda g: g.group_id):
