@@ -121,11 +121,7 @@ class ConsumerContext(Context):
         return self.send_heartbeat(request).result()
 
     def take_consumer_records(self, partition: int | None = None) -> list[tuple[Any, ...]]:
-        partition = self.group_partition if partition is None else partition
-        records = self.log.records(partition)
-        seen = self._records_seen.get(partition, 0)
-        self._records_seen[partition] = len(records)
-        return [consumer_record_summary(r) for r in records[seen:]]
+        return [consumer_record_summary(r) for r in self.take_new_records(partition)]
 
 
 def kafka_id(topic_id: UUID) -> str:

@@ -150,13 +150,18 @@ class Context:
     def assert_group_state(self, state: GroupState, group_id: str = GROUP_ID) -> None:
         assert self.group(group_id).state is state
 
-    def take_records(self, partition: int | None = None) -> list[tuple[Any, ...]]:
-        """The records written since the last call, summarized (:func:`record_summary`)."""
+    def take_new_records(self, partition: int | None = None) -> list[codec.OffsetsRecord]:
+        """The records written to ``partition`` (the group's by default) since the last call
+        of this or of a summarizing variant."""
         partition = self.group_partition if partition is None else partition
         records = self.log.records(partition)
         seen = self._records_seen.get(partition, 0)
         self._records_seen[partition] = len(records)
-        return [record_summary(r) for r in records[seen:]]
+        return list(records[seen:])
+
+    def take_records(self, partition: int | None = None) -> list[tuple[Any, ...]]:
+        """The records written since the last call, summarized (:func:`record_summary`)."""
+        return [record_summary(r) for r in self.take_new_records(partition)]
 
     def offset_and_metadata(self, offset: int, metadata: str = "") -> OffsetAndMetadata:
         return OffsetAndMetadata(offset, metadata, self.time.milliseconds())

@@ -68,10 +68,7 @@ def as_captured(record: codec.OffsetsRecord) -> dict[str, Any]:
 
 
 def written(ctx: ConsumerContext) -> list[dict[str, Any]]:
-    records = ctx.log.records(ctx.group_partition)
-    seen = ctx._records_seen.get(ctx.group_partition, 0)
-    ctx._records_seen[ctx.group_partition] = len(records)
-    return [as_captured(r) for r in records[seen:]]
+    return [as_captured(r) for r in ctx.take_new_records()]
 
 
 def same_up_to_target_order(ours: list[dict[str, Any]], kafka: list[dict[str, Any]]) -> bool:
