@@ -234,3 +234,32 @@ def test_commits_survive_a_server_restart(target: DataServer, processes: Process
 
     wait_for(read_every_partition, 60, "the new member to read every partition")
     assert second.first_offsets() == COMMITTED
+
+
+def test_consumer_groups_deletes_a_consumer_protocol_group_once_empty(
+    target: DataServer, processes: Processes
+) -> None:
+    """``kafka-consumer-groups --delete`` (DeleteGroups) of a consumer-protocol group: refused
+    while a member is in it, done once it left; its offsets go with it, and describing it then
+    says it does not exist."""
+    group = "deleted-group"
+    member = processes.member("java", target.bootstrap, group, "doomed", f"topics:{RESUMED}")
+    wait_shared([member], set(COMMITTED))
+    assert member.commit({f"{RESUMED}:0": 1}) == {f"{RESUMED}:0": 1}
+
+    def delete() -> str:
+        run = subprocess.run(kafka_tool(GROUPS, "--bootstrap-server", target.bootstrap, "--delete", "--group", group),
+                             capture_output=True, text=True, timeout=KAFKA_TOOL_TIMEOUT_S, check=False)
+        return run.stdout + run.stderr
+
+    refused = delete()
+    assert "GroupNotEmptyException: The group is not empty." in refused, refused
+    member.leave()
+    done = delete()
+    assert f"Deletion of requested consumer groups ('{group}') was successful." in done, done
+    assert committed_offsets(target, group) == {}
+    # The tool's ConsumerGroupDescribe of a group gone is answered GROUP_ID_NOT_FOUND.
+    described = subprocess.run(
+        kafka_tool(GROUPS, "--bootstrap-server", target.bootstrap, "--describe", "--state", "--group", group),
+        capture_output=True, text=True, timeout=KAFKA_TOOL_TIMEOUT_S, check=False)
+    assert f"GroupIdNotFoundException: Group {group} not found." in described.stdout, described
