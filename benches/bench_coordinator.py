@@ -20,6 +20,7 @@ Full scale is the issue's: 10,000 and 100,000 members heartbeating; rebalances o
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -36,6 +37,7 @@ from groupcoord.coordinator import (
 )
 from groupcoord.errors import Errors
 from groupcoord.format import codec
+from groupcoord.log import PartitionReader
 from groupcoord.log.memory import InMemoryLog
 from groupcoord.purgatory import IMPLEMENTATIONS
 
@@ -54,15 +56,18 @@ SYNC: dict[str, Any] = dict(protocol_type=None, protocol_name=None, group_instan
 class Bench:
     """A coordinator owning every partition, on a mock clock and an in-memory log."""
 
-    def __init__(self, impl: str) -> None:
+    def __init__(self, impl: str, settings: Mapping[str, Any] | None = None,
+                 reader: PartitionReader | None = None) -> None:
+        """``settings`` override the coordinator's; its partitions load from ``reader`` (by
+        default the empty in-memory log it writes to)."""
         self.time = MockTime()
         self.log = InMemoryLog()
-        config = Config.from_properties({"offsets.topic.num.partitions": 8})
+        config = Config.from_properties({"offsets.topic.num.partitions": 8, **(settings or {})})
         self.initial_delay_ms = config.group_initial_rebalance_delay_ms
         self.coordinator = GroupCoordinator(config, self.log, self.time, purgatory=IMPLEMENTATIONS[impl])
         self.coordinator.startup(enable_metadata_expiration=False)
         for partition in range(config.offsets_topic_num_partitions):
-            self.coordinator.load_partition(partition, self.log)
+            self.coordinator.load_partition(partition, reader or self.log)
 
     def rebalance(self, group_ids: list[str], members_per_group: int) -> list[tuple[str, str, int]]:
         """Form every group's first generation; returns (group, member id, generation) per member."""
