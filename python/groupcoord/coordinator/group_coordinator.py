@@ -108,6 +108,7 @@ class GroupCoordinator:
         self.classic = ClassicGroupProtocol(config, self.manager, self.writes, purgatory, self.purgatory)
         self.consumer = ConsumerGroupProtocol(config, time, self.manager, self.writes, self.purgatory, NoTopics())
         self.offset_handlers = OffsetHandlers(self.manager, self.classic, self.consumer)
+        self._consumer_protocol_enabled = "consumer" in config.rebalance_protocols()
         self.admin = GroupAdmin(config, time, self.manager, self.writes)
         self.loading = PartitionLoading(config, self.manager, self.classic, self.consumer, self.purgatory)
         self.is_active = False
@@ -164,7 +165,7 @@ class GroupCoordinator:
     ) -> None:
         """ConsumerGroupHeartbeat: answered once the records it decided are written."""
         self.poll()
-        if "consumer" not in self.config.rebalance_protocols():
+        if not self._consumer_protocol_enabled:
             # Kafka answers so when group.coordinator.rebalance.protocols leaves it out.
             callback(ConsumerGroupHeartbeatResult(Errors.UNSUPPORTED_VERSION))
             return

@@ -158,23 +158,7 @@ class ConsumerGroupProtocol:
         self._check_group_size(group, request)
         member_id = request.member_id or str(uuid.uuid4())
         member, replaced_id = self._member(group, request, member_id, records)
-        updated = member.replace(
-            instance_id=request.instance_id if request.instance_id is not None else member.instance_id,
-            rack_id=request.rack_id if request.rack_id is not None else member.rack_id,
-            rebalance_timeout_ms=(request.rebalance_timeout_ms if request.rebalance_timeout_ms != -1
-                                  else member.rebalance_timeout_ms),
-            server_assignor=(request.server_assignor if request.server_assignor is not None
-                             else member.server_assignor),
-            subscribed_topic_names=(frozenset(request.subscribed_topic_names)
-                                    if request.subscribed_topic_names is not None
-                                    else member.subscribed_topic_names),
-            subscribed_topic_regex=(request.subscribed_topic_regex
-                                    if request.subscribed_topic_regex is not None
-                                    else member.subscribed_topic_regex),
-            client_id=request.client_id,
-            client_host=request.client_host,
-            classic_member_metadata=None,
-        )
+        updated = _updated_member(member, request)
         subscription_changed = updated.subscribed_topic_names != member.subscribed_topic_names
         if updated.subscription_metadata() != member.subscription_metadata() or replaced_id is not None:
             records.append(rec.member_subscription_record(group.group_id, updated))
@@ -483,6 +467,28 @@ class ConsumerGroupProtocol:
 
 def _ignore(result: object) -> None:
     return None
+
+
+def _updated_member(member: ConsumerGroupMember, request: ConsumerGroupHeartbeat) -> ConsumerGroupMember:
+    """``member`` with the request's fields that are set (None, or -1, leave a field as it is),
+    its client's id and host, and no classic metadata; ``member`` itself when that changes
+    nothing (the steady heartbeat: copying the member would be most of its cost)."""
+    changes: dict[str, object] = {}
+    for name, value in (("instance_id", request.instance_id), ("rack_id", request.rack_id),
+                        ("server_assignor", request.server_assignor),
+                        ("subscribed_topic_regex", request.subscribed_topic_regex),
+                        ("client_id", request.client_id), ("client_host", request.client_host)):
+        if value is not None and value != getattr(member, name):
+            changes[name] = value
+    if request.rebalance_timeout_ms != -1 and request.rebalance_timeout_ms != member.rebalance_timeout_ms:
+        changes["rebalance_timeout_ms"] = request.rebalance_timeout_ms
+    if request.subscribed_topic_names is not None:
+        names = frozenset(request.subscribed_topic_names)
+        if names != member.subscribed_topic_names:
+            changes["subscribed_topic_names"] = names
+    if member.classic_member_metadata is not None:
+        changes["classic_member_metadata"] = None
+    return member.replace(**changes) if changes else member
 
 
 def _check_member_epoch(member: ConsumerGroupMember, request: ConsumerGroupHeartbeat) -> None:

@@ -131,15 +131,18 @@ def compute_target_assignment(
             for p, owner in owners.items():
                 if owner == removed_member_id:
                     owners[p] = updated_member.member_id
-    specs = {
-        member_id: MemberSubscriptionAndAssignment(
-            rack_id=m.rack_id,
-            instance_id=m.instance_id,
-            subscribed_topic_ids=subscribed_topic_ids(group, m, topics),
+    ids_of: dict[tuple[frozenset[str], str], frozenset[UUID]] = {}
+    """Subscribed topic ids by subscription: members mostly share one."""
+    specs = {}
+    for member_id, m in members.items():
+        subscription = (m.subscribed_topic_names, m.subscribed_topic_regex)
+        ids = ids_of.get(subscription)
+        if ids is None:
+            ids = ids_of[subscription] = subscribed_topic_ids(group, m, topics)
+        specs[member_id] = MemberSubscriptionAndAssignment(
+            rack_id=m.rack_id, instance_id=m.instance_id, subscribed_topic_ids=ids,
             assignment=targets.get(member_id, {}),
         )
-        for member_id, m in members.items()
-    }
     spec = GroupSpec(specs, subscription_type(members.values()), inverted)
     assigned = assignor.assign(spec, _Describer(topics))
     new_targets: dict[str, TargetPartitions] = {}
