@@ -45,6 +45,7 @@ from groupcoord.coordinator.consumer.heartbeat import (
     ConsumerGroupHeartbeatResult,
     ConsumerGroupProtocol,
 )
+from groupcoord.coordinator.consumer.migration import ProtocolMigration
 from groupcoord.coordinator.consumer.offsets import validate_offset_fetch
 from groupcoord.coordinator.consumer.request_validation import validate_heartbeat
 from groupcoord.coordinator.consumer.target_assignment import NoTopics, TopicMetadata
@@ -53,6 +54,7 @@ from groupcoord.coordinator.loading import PartitionLoading
 from groupcoord.coordinator.offset_handlers import OffsetDeleteResponse, OffsetHandlers
 from groupcoord.coordinator.results import (
     EMPTY_GROUP,
+    UNKNOWN_MEMBER_ID,
     CommitCallback,
     ErrorCallback,
     GroupOverview,
@@ -109,6 +111,7 @@ class GroupCoordinator:
         self.consumer = ConsumerGroupProtocol(config, time, self.manager, self.writes, self.purgatory, NoTopics())
         self.offset_handlers = OffsetHandlers(self.manager, self.classic, self.consumer)
         self.admin = GroupAdmin(config, time, self.manager, self.writes)
+        self.migration = ProtocolMigration(self.manager, self.writes, self.consumer)
         self.loading = PartitionLoading(config, self.manager, self.classic, self.consumer, self.purgatory)
         self.is_active = False
 
@@ -230,11 +233,20 @@ class GroupCoordinator:
         if error is not None:
             callback(JoinGroupResult(member_id, error))
             return
-        self.classic.join_group(group_id, JoinRequest(
+        join = JoinRequest(
             member_id, group_instance_id, require_known_member_id, support_skipping_assignment,
             client_id, client_host, rebalance_timeout_ms, session_timeout_ms, protocol_type,
             first_of_each_name(protocols), callback, reason or "not provided",
-        ))
+        )
+        consumer_group = self.manager.get_consumer_group(group_id)
+        if consumer_group is not None and self.classic.is_session_timeout_valid(session_timeout_ms):
+            if not consumer_group.is_empty:
+                # Kafka answers so when the group cannot take classic members.
+                callback(JoinGroupResult(UNKNOWN_MEMBER_ID, Errors.INCONSISTENT_GROUP_PROTOCOL))
+                return
+            # An empty consumer group gives way to the classic group the join makes.
+            self.migration.delete_empty_consumer_group(group_id, create_classic_group=member_id == UNKNOWN_MEMBER_ID)
+        self.classic.join_group(group_id, join)
 
     def handle_sync_group(
         self,
