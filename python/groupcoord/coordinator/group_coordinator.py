@@ -39,6 +39,7 @@ from groupcoord.coordinator.classic_protocol import (
 )
 from groupcoord.coordinator.clock import Time
 from groupcoord.coordinator.consumer.admin import DescribedConsumerGroup, describe_consumer_group
+from groupcoord.coordinator.consumer.classic_members import ClassicMembers
 from groupcoord.coordinator.consumer.errors import GroupError
 from groupcoord.coordinator.consumer.heartbeat import (
     ConsumerGroupHeartbeat,
@@ -111,6 +112,7 @@ class GroupCoordinator:
         self.consumer = ConsumerGroupProtocol(config, time, self.manager, self.writes, self.purgatory, NoTopics())
         self.offset_handlers = OffsetHandlers(self.manager, self.classic, self.consumer)
         self.admin = GroupAdmin(config, time, self.manager, self.writes)
+        self.classic_members = ClassicMembers(config, time, self.manager, self.writes, self.consumer)
         self.migration = ProtocolMigration(self.manager, self.writes, self.consumer)
         self.loading = PartitionLoading(config, self.manager, self.classic, self.consumer, self.purgatory)
         self.is_active = False
@@ -241,8 +243,7 @@ class GroupCoordinator:
         consumer_group = self.manager.get_consumer_group(group_id)
         if consumer_group is not None and self.classic.is_session_timeout_valid(session_timeout_ms):
             if not consumer_group.is_empty:
-                # Kafka answers so when the group cannot take classic members.
-                callback(JoinGroupResult(UNKNOWN_MEMBER_ID, Errors.INCONSISTENT_GROUP_PROTOCOL))
+                self.classic_members.join(consumer_group, join)
                 return
             # An empty consumer group gives way to the classic group the join makes.
             self.migration.delete_empty_consumer_group(group_id, create_classic_group=member_id == UNKNOWN_MEMBER_ID)
@@ -270,6 +271,11 @@ class GroupCoordinator:
         if error is not None:
             callback(SyncGroupResult(error))
             return
+        consumer_group = self.manager.get_consumer_group(group_id)
+        if consumer_group is not None:
+            self.classic_members.sync(consumer_group, generation, member_id, protocol_type, protocol_name,
+                                      group_instance_id, callback)
+            return
         self.classic.sync_group(group_id, generation, member_id, protocol_type, protocol_name,
                                 group_instance_id, assignment, callback)
 
@@ -287,6 +293,10 @@ class GroupCoordinator:
             # While loading, answer blindly: the group is coming back.
             callback(Errors.NONE if error == Errors.COORDINATOR_LOAD_IN_PROGRESS else error)
             return
+        consumer_group = self.manager.get_consumer_group(group_id)
+        if consumer_group is not None:
+            self.classic_members.heartbeat(consumer_group, member_id, group_instance_id, generation_id, callback)
+            return
         self.classic.heartbeat(group_id, member_id, group_instance_id, generation_id, callback)
 
     def handle_leave_group(
@@ -296,6 +306,10 @@ class GroupCoordinator:
         error = self._validate_group_status(group_id)
         if error is not None:
             callback(LeaveGroupResult(error))
+            return
+        consumer_group = self.manager.get_consumer_group(group_id)
+        if consumer_group is not None:
+            self.classic_members.leave(consumer_group, leaving_members, callback)
             return
         self.classic.leave_group(group_id, leaving_members, callback)
 
