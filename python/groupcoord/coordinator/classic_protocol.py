@@ -127,9 +127,7 @@ class ClassicGroupProtocol:
         """JoinGroup for a group served here; ``join.callback`` may run now or when the
         rebalance completes."""
         member_id, callback = join.member_id, join.callback
-        config = self._config
-        session_timeout_ms = join.session_timeout_ms
-        if not config.group_min_session_timeout_ms <= session_timeout_ms <= config.group_max_session_timeout_ms:
+        if not self.is_session_timeout_valid(join.session_timeout_ms):
             callback(JoinGroupResult(member_id, Errors.INVALID_SESSION_TIMEOUT))
             return
         is_unknown_member = member_id == UNKNOWN_MEMBER_ID
@@ -156,6 +154,12 @@ class ClassicGroupProtocol:
             self._current_member_join(group, join)
         if group.is_in(GroupState.PREPARING_REBALANCE):
             self._purgatory.check_and_complete(join_key(group.group_id))
+
+    def is_session_timeout_valid(self, session_timeout_ms: int) -> bool:
+        """Within group.min.session.timeout.ms and group.max.session.timeout.ms (Kafka checks
+        it before the join reaches the group)."""
+        config = self._config
+        return config.group_min_session_timeout_ms <= session_timeout_ms <= config.group_max_session_timeout_ms
 
     def _accept_joining_member(self, group: ClassicGroup, member_id: str) -> bool:
         """group.max.size: an existing member is always accepted; new ones up to the limit. In

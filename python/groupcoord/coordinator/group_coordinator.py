@@ -39,12 +39,14 @@ from groupcoord.coordinator.classic_protocol import (
 )
 from groupcoord.coordinator.clock import Time
 from groupcoord.coordinator.consumer.admin import DescribedConsumerGroup, describe_consumer_group
+from groupcoord.coordinator.consumer.classic_members import ClassicMembers
 from groupcoord.coordinator.consumer.errors import GroupError
 from groupcoord.coordinator.consumer.heartbeat import (
     ConsumerGroupHeartbeat,
     ConsumerGroupHeartbeatResult,
     ConsumerGroupProtocol,
 )
+from groupcoord.coordinator.consumer.migration import ProtocolMigration
 from groupcoord.coordinator.consumer.offsets import validate_offset_fetch
 from groupcoord.coordinator.consumer.request_validation import validate_heartbeat
 from groupcoord.coordinator.consumer.target_assignment import NoTopics, TopicMetadata
@@ -53,6 +55,7 @@ from groupcoord.coordinator.loading import PartitionLoading
 from groupcoord.coordinator.offset_handlers import OffsetDeleteResponse, OffsetHandlers
 from groupcoord.coordinator.results import (
     EMPTY_GROUP,
+    UNKNOWN_MEMBER_ID,
     CommitCallback,
     ErrorCallback,
     GroupOverview,
@@ -110,6 +113,8 @@ class GroupCoordinator:
         self.offset_handlers = OffsetHandlers(self.manager, self.classic, self.consumer)
         self._consumer_protocol_enabled = "consumer" in config.rebalance_protocols()
         self.admin = GroupAdmin(config, time, self.manager, self.writes)
+        self.classic_members = ClassicMembers(config, time, self.manager, self.writes, self.consumer)
+        self.migration = ProtocolMigration(self.manager, self.writes, self.consumer)
         self.loading = PartitionLoading(config, self.manager, self.classic, self.consumer, self.purgatory)
         self.is_active = False
 
@@ -231,11 +236,19 @@ class GroupCoordinator:
         if error is not None:
             callback(JoinGroupResult(member_id, error))
             return
-        self.classic.join_group(group_id, JoinRequest(
+        join = JoinRequest(
             member_id, group_instance_id, require_known_member_id, support_skipping_assignment,
             client_id, client_host, rebalance_timeout_ms, session_timeout_ms, protocol_type,
             first_of_each_name(protocols), callback, reason or "not provided",
-        ))
+        )
+        consumer_group = self.manager.get_consumer_group(group_id)
+        if consumer_group is not None and self.classic.is_session_timeout_valid(session_timeout_ms):
+            if not consumer_group.is_empty:
+                self.classic_members.join(consumer_group, join)
+                return
+            # An empty consumer group gives way to the classic group the join makes.
+            self.migration.delete_empty_consumer_group(group_id, create_classic_group=member_id == UNKNOWN_MEMBER_ID)
+        self.classic.join_group(group_id, join)
 
     def handle_sync_group(
         self,
@@ -259,6 +272,11 @@ class GroupCoordinator:
         if error is not None:
             callback(SyncGroupResult(error))
             return
+        consumer_group = self.manager.get_consumer_group(group_id)
+        if consumer_group is not None:
+            self.classic_members.sync(consumer_group, generation, member_id, protocol_type, protocol_name,
+                                      group_instance_id, callback)
+            return
         self.classic.sync_group(group_id, generation, member_id, protocol_type, protocol_name,
                                 group_instance_id, assignment, callback)
 
@@ -276,6 +294,10 @@ class GroupCoordinator:
             # While loading, answer blindly: the group is coming back.
             callback(Errors.NONE if error == Errors.COORDINATOR_LOAD_IN_PROGRESS else error)
             return
+        consumer_group = self.manager.get_consumer_group(group_id)
+        if consumer_group is not None:
+            self.classic_members.heartbeat(consumer_group, member_id, group_instance_id, generation_id, callback)
+            return
         self.classic.heartbeat(group_id, member_id, group_instance_id, generation_id, callback)
 
     def handle_leave_group(
@@ -285,6 +307,10 @@ class GroupCoordinator:
         error = self._validate_group_status(group_id)
         if error is not None:
             callback(LeaveGroupResult(error))
+            return
+        consumer_group = self.manager.get_consumer_group(group_id)
+        if consumer_group is not None:
+            self.classic_members.leave(consumer_group, leaving_members, callback)
             return
         self.classic.leave_group(group_id, leaving_members, callback)
 

@@ -106,6 +106,16 @@ def rebalance_key(group_id: str, member_id: str) -> tuple[str, str, str]:
     return ("consumer-rebalance", group_id, member_id)
 
 
+def join_key(group_id: str, member_id: str) -> tuple[str, str, str]:
+    """A classic member's deadline to rejoin once told to (Kafka's ``join-<g>-<m>``)."""
+    return ("consumer-join", group_id, member_id)
+
+
+def sync_key(group_id: str, member_id: str) -> tuple[str, str, str]:
+    """A classic member's deadline to SyncGroup after its join (Kafka's ``sync-<g>-<m>``)."""
+    return ("consumer-sync", group_id, member_id)
+
+
 def regex_key(group_id: str) -> tuple[str, str]:
     return ("consumer-regex", group_id)
 
@@ -126,6 +136,8 @@ class ConsumerGroupProtocol:
         self._resolving: set[str] = set()
         """Groups whose regular expressions are about to be resolved."""
         self.assignor_names = config.consumer_group_assignors()
+        self._join_timers: set[tuple[str, str, str]] = set()
+        """The classic members' join deadlines scheduled (Kafka schedules them if absent)."""
 
     # --- the heartbeat ----------------------------------------------------------------------
 
@@ -155,10 +167,34 @@ class ConsumerGroupProtocol:
         now = self._time.milliseconds()
         records: list[CoordinatorRecord] = []
         group = self._group(request.group_id, create=request.member_epoch == 0, records=records)
-        self._check_group_size(group, request)
+        self.check_group_size(group, request.member_id, request.instance_id)
         member_id = request.member_id or str(uuid.uuid4())
         member, replaced_id = self._member(group, request, member_id, records)
         updated = _updated_member(member, request)
+        reconciled = self.update_member(group, member, updated, replaced_id, request.topic_partitions, now, records)
+        if reconciled.assignment_metadata() != member.assignment_metadata() or replaced_id is not None:
+            if reconciled.state is MemberState.UNREVOKED_PARTITIONS:
+                self._schedule_rebalance_timeout(group.group_id, reconciled)
+            else:
+                self._purgatory.complete_deadline(rebalance_key(group.group_id, member_id))
+        self.schedule_session_timeout(group.group_id, member_id)
+
+        assignment = None
+        if (request.member_epoch == 0 or request.is_full
+                or reconciled.assigned_partitions != member.assigned_partitions):
+            assignment = {t: sorted(ps) for t, ps in reconciled.assigned_partitions.items()}
+        return records, ConsumerGroupHeartbeatResult(
+            member_id=reconciled.member_id, member_epoch=reconciled.member_epoch,
+            heartbeat_interval_ms=self._config.group_consumer_heartbeat_interval_ms,
+            assignment=assignment,
+        )
+
+    def update_member(self, group: ConsumerGroup, member: ConsumerGroupMember, updated: ConsumerGroupMember,
+                      replaced_id: str | None, owned: Mapping[UUID, Sequence[int]] | None, now: int,
+                      records: list[CoordinatorRecord]) -> ConsumerGroupMember:
+        """Steps 3 to 6 of a join or heartbeat, for a member of either protocol: ``member`` as
+        the group knows it (or new), ``updated`` with the request's subscription, ``owned`` the
+        partitions the member reports. Appends the records; returns the reconciled member."""
         subscription_changed = updated.subscribed_topic_names != member.subscribed_topic_names
         if updated.subscription_metadata() != member.subscription_metadata() or replaced_id is not None:
             records.append(rec.member_subscription_record(group.group_id, updated))
@@ -168,7 +204,7 @@ class ConsumerGroupProtocol:
 
         group_epoch = group.group_epoch
         if bump or group.has_metadata_expired(now):
-            old = group.member(replaced_id or member_id)
+            old = group.member(replaced_id or member.member_id)
             names = group.subscribed_topic_names_after(removed=[old] if old else [], added=[updated])
             metadata_hash = compute_metadata_hash(names, self.topics)
             if metadata_hash != group.metadata_hash:
@@ -191,27 +227,13 @@ class ConsumerGroupProtocol:
                 target_epoch=target_epoch,
                 target_assignment=target,
                 current_partition_epoch=group.current_partition_epoch,
-                owned_topic_partitions=request.topic_partitions,
+                owned_topic_partitions=owned,
                 subscribed_topic_ids=subscribed_topic_ids(group, updated, self.topics),
                 has_subscription_changed=subscription_changed,
             )
         if reconciled.assignment_metadata() != member.assignment_metadata() or replaced_id is not None:
             records.append(rec.current_assignment_record(group.group_id, reconciled))
-            if reconciled.state is MemberState.UNREVOKED_PARTITIONS:
-                self._schedule_rebalance_timeout(group.group_id, reconciled)
-            else:
-                self._purgatory.complete_deadline(rebalance_key(group.group_id, member_id))
-        self._schedule_session_timeout(group.group_id, member_id)
-
-        assignment = None
-        if (request.member_epoch == 0 or request.is_full
-                or reconciled.assigned_partitions != member.assigned_partitions):
-            assignment = {t: sorted(ps) for t, ps in reconciled.assigned_partitions.items()}
-        return records, ConsumerGroupHeartbeatResult(
-            member_id=reconciled.member_id, member_epoch=reconciled.member_epoch,
-            heartbeat_interval_ms=self._config.group_consumer_heartbeat_interval_ms,
-            assignment=assignment,
-        )
+        return reconciled
 
     def _group(self, group_id: str, create: bool, records: list[CoordinatorRecord]) -> ConsumerGroup:
         """Kafka's ``getOrMaybeCreateConsumerGroup``."""
@@ -229,11 +251,12 @@ class ConsumerGroupProtocol:
             records.append(group_metadata_tombstone(group_id))
         return ConsumerGroup(group_id)
 
-    def _check_group_size(self, group: ConsumerGroup, request: ConsumerGroupHeartbeat) -> None:
-        if group.static_member(request.instance_id) is not None:
+    def check_group_size(self, group: ConsumerGroup, member_id: str, instance_id: str | None) -> None:
+        """Kafka's ``throwIfConsumerGroupIsFull``: a new member of a full group is refused."""
+        if group.static_member(instance_id) is not None:
             return
         max_size = self._config.group_consumer_max_size
-        if len(group.members) >= max_size and (not request.member_id or request.member_id not in group.members):
+        if len(group.members) >= max_size and (not member_id or member_id not in group.members):
             raise GroupError(Errors.GROUP_MAX_SIZE_REACHED,
                              f"The consumer group has reached its maximum capacity of {max_size} members.")
 
@@ -261,7 +284,7 @@ class ConsumerGroupProtocol:
                     Errors.UNRELEASED_INSTANCE_ID,
                     f"Static member {member_id} with instance id {request.instance_id} cannot join the "
                     f"group because the instance id is owned by {existing.member_id} member.")
-            records.extend(self._replace_static_member(group, existing, member_id))
+            records.extend(self.replace_static_member(group, existing, member_id))
             return existing.replace(member_id=member_id, member_epoch=0, previous_member_epoch=0), existing.member_id
         if existing is None:
             raise GroupError(Errors.UNKNOWN_MEMBER_ID, f"Instance id {request.instance_id} is unknown.")
@@ -273,7 +296,7 @@ class ConsumerGroupProtocol:
         _check_member_epoch(existing, request)
         return existing, None
 
-    def _replace_static_member(self, group: ConsumerGroup, old: ConsumerGroupMember,
+    def replace_static_member(self, group: ConsumerGroup, old: ConsumerGroupMember,
                                new_member_id: str) -> list[CoordinatorRecord]:
         """The previous id of a static member leaves; its timers go with it."""
         group_id = group.group_id
@@ -409,16 +432,21 @@ class ConsumerGroupProtocol:
 
     # --- timers -----------------------------------------------------------------------------
 
-    def _schedule_session_timeout(self, group_id: str, member_id: str) -> None:
+    def schedule_session_timeout(self, group_id: str, member_id: str, timeout_ms: int | None = None) -> None:
+        """The member's session restarts: ``timeout_ms`` (a classic member's own), or
+        group.consumer.session.timeout.ms."""
         self._purgatory.watch_deadline(
-            session_key(group_id, member_id), self._config.group_consumer_session_timeout_ms,
+            session_key(group_id, member_id),
+            self._config.group_consumer_session_timeout_ms if timeout_ms is None else timeout_ms,
             self._on_session_timeout,
         )
 
     def schedule_loaded_member_timeouts(self, group: ConsumerGroup) -> None:
         """A loaded group's members: their sessions run again (Kafka's ``onLoaded``)."""
         for member in group.members.values():
-            self._schedule_session_timeout(group.group_id, member.member_id)
+            classic = member.classic_member_metadata
+            self.schedule_session_timeout(group.group_id, member.member_id,
+                                          classic.session_timeout_ms if classic is not None else None)
             if member.state is MemberState.UNREVOKED_PARTITIONS:
                 self._schedule_rebalance_timeout(group.group_id, member)
 
@@ -433,7 +461,7 @@ class ConsumerGroupProtocol:
                 return
             log.info("[GroupId %s] Member %s fenced from the group because it failed to revoke "
                      "partitions within %dms.", group_id, member_id, member.rebalance_timeout_ms)
-            self._write_fencing(group, current)
+            self.write_fencing(group, current)
 
         self._purgatory.watch_deadline(rebalance_key(group_id, member_id), member.rebalance_timeout_ms, expired)
 
@@ -446,17 +474,50 @@ class ConsumerGroupProtocol:
             return
         log.info("[GroupId %s] Member %s fenced from the group because the member session expired.",
                  group_id, member_id)
-        self._write_fencing(group, member)
+        self.write_fencing(group, member)
 
-    def _write_fencing(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
+    def write_fencing(self, group: ConsumerGroup, member: ConsumerGroupMember) -> None:
+        """Fence ``member`` from a timer: its records written (no one waits for them)."""
         if not self._shard.is_group_local(group.group_id):
             return
         result = self._written(group.group_id, self.fence_members(group, [member]), ConsumerGroupHeartbeatResult())
         self._writes.schedule_write(self._shard.partition_for(group.group_id), result, _ignore)
 
     def _cancel_timers(self, group_id: str, member_id: str) -> None:
-        self._purgatory.complete_deadline(session_key(group_id, member_id))
-        self._purgatory.complete_deadline(rebalance_key(group_id, member_id))
+        for key in (session_key, rebalance_key, join_key, sync_key):
+            self._purgatory.complete_deadline(key(group_id, member_id))
+        self._join_timers.discard(join_key(group_id, member_id))
+
+    def schedule_join_timeout_if_absent(self, group_id: str, member_id: str, timeout_ms: int) -> None:
+        """A classic member told to rejoin is fenced unless it rejoins within ``timeout_ms``."""
+        key = join_key(group_id, member_id)
+        if key not in self._join_timers:
+            self._join_timers.add(key)
+            self._purgatory.watch_deadline(key, timeout_ms, self._on_classic_timeout)
+
+    def cancel_join_timeout(self, group_id: str, member_id: str) -> None:
+        self._join_timers.discard(join_key(group_id, member_id))
+        self._purgatory.complete_deadline(join_key(group_id, member_id))
+
+    def schedule_sync_timeout(self, group_id: str, member_id: str, timeout_ms: int) -> None:
+        """A classic member that joined is fenced unless its SyncGroup comes within ``timeout_ms``."""
+        self._purgatory.watch_deadline(sync_key(group_id, member_id), timeout_ms, self._on_classic_timeout)
+
+    def cancel_sync_timeout(self, group_id: str, member_id: str) -> None:
+        self._purgatory.complete_deadline(sync_key(group_id, member_id))
+
+    def _on_classic_timeout(self, key: object) -> None:
+        assert isinstance(key, tuple)
+        self._join_timers.discard(key)
+        kind, group_id, member_id = str(key[0]), str(key[1]), str(key[2])
+        group = self._groups.get(group_id)
+        member = group.member(member_id) if group is not None else None
+        if group is None or member is None:
+            return
+        log.info("[GroupId %s] Member %s fenced from the group because %s.", group_id, member_id,
+                 "the classic member failed to join within the rebalance timeout" if kind == "consumer-join"
+                 else "the member failed to sync within timeout")
+        self.write_fencing(group, member)
 
     def cancel_group_timers(self, group: ConsumerGroup) -> None:
         for member_id in group.members:

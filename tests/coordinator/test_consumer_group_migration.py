@@ -1,0 +1,280 @@
+"""Online migration between the classic and the consumer group protocol (KIP-848), on the mock
+clock, after Kafka's ``GroupMetadataManagerTest``.
+
+Each test is named after the Kafka test whose scenario it follows. The fixture ends every test
+by loading the log into a fresh coordinator and comparing the groups it rebuilds with the live
+ones.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from consumer_context import BAR, FOO, FOO_ID, ConsumerContext
+from coordinator_context import DEFAULT_REBALANCE_TIMEOUT, GROUP_ID, UNKNOWN, Context, assert_replay_matches
+
+from groupcoord.coordinator.consumer.member import MemberState
+from groupcoord.coordinator.group import GroupState
+from groupcoord.coordinator.results import JoinGroupResult, MemberIdentity, SyncGroupResult, TopicPartition
+from groupcoord.errors import Errors
+from groupcoord.format import codec
+from groupcoord.purgatory import IMPLEMENTATIONS
+
+GROUP = GROUP_ID
+TP = TopicPartition(FOO, 0)
+EMPTY_CONSUMER_GROUP_TOMBSTONES = [(6, None, "tombstone"), (4, None, "tombstone"), (3, None, "tombstone")]
+"""An empty consumer group's tombstones, in Kafka's order: the target assignment's epoch, the
+subscription metadata, the group epoch."""
+
+
+def empty_consumer_group(ctx: ConsumerContext) -> None:
+    """A consumer group whose only member joined, committed an offset and left."""
+    joined = ctx.heartbeat(GROUP, "m1", 0)
+    assert joined.error is Errors.NONE
+    committed = ctx.commit_offsets(GROUP, "m1", joined.member_epoch, {TP: ctx.offset_and_metadata(10)})
+    assert committed == {TP: Errors.NONE}
+    assert ctx.heartbeat(GROUP, "m1", -1).error is Errors.NONE
+    assert ctx.consumer_group(GROUP).is_empty
+    ctx.take_consumer_records()
+
+
+def committed_offset(ctx: ConsumerContext) -> int:
+    error, offsets = ctx.fetch_offsets(GROUP, [TP])
+    assert error is Errors.NONE
+    return offsets[TP].offset
+
+
+def test_classic_group_join_with_empty_consumer_group(consumer_ctx: ConsumerContext) -> None:
+    """Kafka's testClassicGroupJoinWithEmptyConsumerGroup: the empty consumer group is
+    tombstoned and leaves memory, and the join makes a classic group of the same id."""
+    empty_consumer_group(consumer_ctx)
+    answer = consumer_ctx.send_join_group(GROUP, UNKNOWN, require_known_member_id=True)
+    assert answer.result().error is Errors.MEMBER_ID_REQUIRED
+    assert consumer_ctx.take_consumer_records() == [*EMPTY_CONSUMER_GROUP_TOMBSTONES, (2, None, 0)]
+    assert consumer_ctx.coordinator.manager.get_consumer_group(GROUP) is None
+    assert consumer_ctx.group(GROUP).is_in(GroupState.EMPTY)
+
+    joined = consumer_ctx.dynamic_join_group(GROUP, answer.result().member_id)
+    assert (joined.error, joined.generation_id) == (Errors.NONE, 1)
+    assert consumer_ctx.sync_group_leader(GROUP, 1, joined.member_id, {joined.member_id: b""}).error is Errors.NONE
+    assert committed_offset(consumer_ctx) == 10
+
+
+def test_classic_join_with_known_member_id_to_empty_consumer_group(consumer_ctx: ConsumerContext) -> None:
+    """A join naming a member id finds no classic group once the consumer group is deleted:
+    UNKNOWN_MEMBER_ID, and no group is made."""
+    empty_consumer_group(consumer_ctx)
+    answer = consumer_ctx.send_join_group(GROUP, "someone")
+    assert answer.result().error is Errors.UNKNOWN_MEMBER_ID
+    assert consumer_ctx.take_consumer_records() == EMPTY_CONSUMER_GROUP_TOMBSTONES
+    assert consumer_ctx.coordinator.manager.get_consumer_group(GROUP) is None
+    assert consumer_ctx.coordinator.manager.get_group(GROUP) is None
+    assert committed_offset(consumer_ctx) == 10
+
+
+def test_classic_join_with_invalid_session_timeout_keeps_empty_consumer_group(
+        consumer_ctx: ConsumerContext) -> None:
+    """The session timeout is checked before the join reaches the group: nothing changes."""
+    empty_consumer_group(consumer_ctx)
+    answer = consumer_ctx.send_join_group(GROUP, UNKNOWN, session_timeout=1)
+    assert answer.result().error is Errors.INVALID_SESSION_TIMEOUT
+    assert consumer_ctx.take_consumer_records() == []
+    assert consumer_ctx.consumer_group(GROUP).is_empty
+
+
+def test_classic_requests_never_make_a_second_group(consumer_ctx: ConsumerContext) -> None:
+    """Classic requests naming a consumer group's id are answered as Kafka answers them, and
+    none makes a classic group beside it."""
+    joined = consumer_ctx.heartbeat(GROUP, "m1", 0)
+    epoch = joined.member_epoch
+    manager = consumer_ctx.coordinator.manager
+    assert consumer_ctx.sync_group_follower(GROUP, epoch, "m1").error is Errors.UNKNOWN_MEMBER_ID
+    assert Context.heartbeat(consumer_ctx, GROUP, "m1", epoch) is Errors.UNKNOWN_MEMBER_ID
+    left = consumer_ctx.batch_leave_group(GROUP, [MemberIdentity("m2", None)])
+    assert [m.error for m in left.members] == [Errors.UNKNOWN_MEMBER_ID]
+    offsets = {TP: consumer_ctx.offset_and_metadata(5)}
+    assert consumer_ctx.commit_offsets(GROUP, "m2", 1, offsets) == {TP: Errors.UNKNOWN_MEMBER_ID}
+    assert consumer_ctx.commit_transactional_offsets(GROUP, 1, 0, offsets, member_id="m2", generation=1) == {
+        TP: Errors.UNKNOWN_MEMBER_ID}
+    assert manager.get_group(GROUP) is None
+    assert not consumer_ctx.consumer_group(GROUP).is_empty
+
+
+@pytest.mark.parametrize("purgatory", sorted(IMPLEMENTATIONS))
+def test_consumer_group_join_throws_exception_if_migration_disabled(purgatory: str) -> None:
+    """Kafka's classicGroupJoinToConsumerGroup with group.consumer.migration.policy=disabled: a
+    classic join to a non-empty consumer group is refused, and nothing changes."""
+    ctx = ConsumerContext(IMPLEMENTATIONS[purgatory], **{"group.consumer.migration.policy": "disabled"})
+    ctx.heartbeat(GROUP, "m1", 0)
+    ctx.take_consumer_records()
+    answer = ctx.send_join_group(GROUP, UNKNOWN)
+    assert answer.result().error is Errors.INCONSISTENT_GROUP_PROTOCOL
+    assert ctx.take_consumer_records() == []
+    assert ctx.coordinator.manager.get_group(GROUP) is None
+    assert_replay_matches(ctx)
+
+
+# --- classic members inside a consumer group ------------------------------------------------
+
+def subscription(topics: list[str], owned: list[tuple[str, list[int]]] | None = None) -> bytes:
+    return codec.encode_subscription(codec.ConsumerProtocolSubscription(topics, owned_partitions=owned or []))
+
+
+def assigned(result: SyncGroupResult) -> dict[str, list[int]]:
+    assert result.assignment is not None
+    return dict(codec.decode_assignment(result.assignment).assigned_partitions)
+
+
+def classic_join(ctx: ConsumerContext, member_id: str = UNKNOWN, owned: list[tuple[str, list[int]]] | None = None,
+                 **kwargs: Any) -> JoinGroupResult:
+    """A classic JoinGroup v4+ of a consumer subscribing to ``foo`` (the MEMBER_ID_REQUIRED
+    round trip first for a new member)."""
+    protocols = kwargs.pop("protocols", [("range", subscription([FOO], owned))])
+    result = ctx.send_join_group(GROUP, member_id, protocols=protocols, require_known_member_id=True,
+                                 **kwargs).result()
+    if result.error is Errors.MEMBER_ID_REQUIRED:
+        result = ctx.send_join_group(GROUP, result.member_id, protocols=protocols, require_known_member_id=True,
+                                     **kwargs).result()
+    return result
+
+
+def test_consumer_group_join_with_new_dynamic_member(consumer_ctx: ConsumerContext) -> None:
+    """Kafka's testConsumerGroupJoinWithNewDynamicMember and the classic member's
+    reconciliation: the assignor gives it half of ``foo`` once the consumer member revoked
+    it; until then its Heartbeat answers NONE, then REBALANCE_IN_PROGRESS, and its next join
+    and SyncGroup carry the partitions."""
+    first = consumer_ctx.heartbeat(GROUP, "m1", 0)
+    consumer_ctx.take_consumer_records()
+
+    answer = consumer_ctx.send_join_group(GROUP, UNKNOWN, protocols=[("range", subscription([FOO]))],
+                                          require_known_member_id=True)
+    assert answer.result().error is Errors.MEMBER_ID_REQUIRED
+    assert consumer_ctx.take_consumer_records() == []
+    member_id = answer.result().member_id
+    joined = classic_join(consumer_ctx, member_id)
+    assert (joined.error, joined.member_id, joined.generation_id) == (Errors.NONE, member_id, 3)
+    assert (joined.protocol_type, joined.protocol_name, joined.leader_id, joined.members) == (
+        "consumer", "range", "", [])
+    assert [r[:2] for r in consumer_ctx.take_consumer_records()] == [
+        (5, member_id), (3, None), (7, "m1"), (7, member_id), (6, None), (8, member_id)]
+    member = consumer_ctx.consumer_group(GROUP).member(member_id)
+    assert member is not None and member.uses_classic_protocol
+    assert member.state is MemberState.UNRELEASED_PARTITIONS
+
+    synced = consumer_ctx.sync_group_follower(GROUP, 3, member_id, protocol_type="consumer", protocol_name="range")
+    assert (synced.error, synced.protocol_type, synced.protocol_name) == (Errors.NONE, "consumer", "range")
+    assert assigned(synced) == {}
+    # Its partitions are still m1's: nothing to rejoin for.
+    assert Context.heartbeat(consumer_ctx, GROUP, member_id, 3) is Errors.NONE
+
+    kept = sorted(consumer_ctx.consumer_group(GROUP).target_of("m1")[FOO_ID])
+    revoked = consumer_ctx.heartbeat(GROUP, "m1", first.member_epoch, topic_partitions={FOO_ID: kept})
+    assert revoked.member_epoch == 3
+    assert Context.heartbeat(consumer_ctx, GROUP, member_id, 3) is Errors.REBALANCE_IN_PROGRESS
+
+    rejoined = classic_join(consumer_ctx, member_id)
+    assert (rejoined.error, rejoined.generation_id) == (Errors.NONE, 3)
+    synced = consumer_ctx.sync_group_follower(GROUP, 3, member_id)
+    mine = sorted(set(range(6)) - set(kept))
+    assert assigned(synced) == {FOO: mine}
+    assert Context.heartbeat(consumer_ctx, GROUP, member_id, 3) is Errors.NONE
+
+    offsets = {TopicPartition(FOO, mine[0]): consumer_ctx.offset_and_metadata(7)}
+    assert consumer_ctx.commit_offsets(GROUP, member_id, 3, offsets) == dict.fromkeys(offsets, Errors.NONE)
+    assert consumer_ctx.commit_offsets(GROUP, member_id, 4, offsets) == dict.fromkeys(offsets, Errors.ILLEGAL_GENERATION)
+
+
+def test_classic_member_owned_partitions_come_from_its_subscription(consumer_ctx: ConsumerContext) -> None:
+    """A cooperative classic member reports what it owns in its subscription: a static member
+    rejoining under a new id keeps its partitions."""
+    consumer_ctx.heartbeat(GROUP, "m1", 0, subscribed_topic_names=[BAR])
+    joined = classic_join(consumer_ctx, group_instance_id="i1")
+    assert joined.error is Errors.NONE
+    synced = consumer_ctx.sync_group_follower(GROUP, joined.generation_id, joined.member_id,
+                                              group_instance_id="i1")
+    assert assigned(synced) == {FOO: list(range(6))}
+    again = classic_join(consumer_ctx, owned=[(FOO, list(range(6)))], group_instance_id="i1")
+    assert again.error is Errors.NONE and again.member_id != joined.member_id
+    group = consumer_ctx.consumer_group(GROUP)
+    assert sorted(group.members) == sorted(["m1", again.member_id])
+    synced = consumer_ctx.sync_group_follower(GROUP, again.generation_id, again.member_id, group_instance_id="i1")
+    assert assigned(synced) == {FOO: list(range(6))}
+    old = consumer_ctx.sync_group_follower(GROUP, again.generation_id, joined.member_id, group_instance_id="i1")
+    assert old.error is Errors.FENCED_INSTANCE_ID
+
+
+def test_consumer_group_join_throws_exception_if_protocol_is_not_supported(consumer_ctx: ConsumerContext) -> None:
+    """Kafka's testConsumerGroupJoinThrowsExceptionIfProtocolIsNotSupported, and a malformed
+    subscription."""
+    consumer_ctx.heartbeat(GROUP, "m1", 0)
+    consumer_ctx.take_consumer_records()
+    assert classic_join(consumer_ctx, protocol_type="connect").error is Errors.INCONSISTENT_GROUP_PROTOCOL
+    assert classic_join(consumer_ctx, protocols=[("range", b"\x00")]).error is Errors.INCONSISTENT_GROUP_PROTOCOL
+    joined = classic_join(consumer_ctx)
+    assert joined.error is Errors.NONE
+    # Every classic member must support a protocol the new one names.
+    other = classic_join(consumer_ctx, protocols=[("roundrobin", subscription([FOO]))])
+    assert other.error is Errors.INCONSISTENT_GROUP_PROTOCOL
+    assert len(consumer_ctx.consumer_group(GROUP).members) == 2
+
+
+def test_classic_member_sync_and_heartbeat_errors(consumer_ctx: ConsumerContext) -> None:
+    first = consumer_ctx.heartbeat(GROUP, "m1", 0)
+    joined = classic_join(consumer_ctx)
+    member_id, epoch = joined.member_id, joined.generation_id
+    sync = consumer_ctx.sync_group_follower
+    assert sync(GROUP, epoch + 1, member_id).error is Errors.ILLEGAL_GENERATION
+    assert sync(GROUP, epoch, member_id, protocol_type="connect").error is Errors.INCONSISTENT_GROUP_PROTOCOL
+    assert sync(GROUP, epoch, member_id, protocol_name="roundrobin").error is Errors.INCONSISTENT_GROUP_PROTOCOL
+    assert sync(GROUP, first.member_epoch, "m1").error is Errors.UNKNOWN_MEMBER_ID
+    assert sync(GROUP, epoch, "nobody").error is Errors.UNKNOWN_MEMBER_ID
+    assert Context.heartbeat(consumer_ctx, GROUP, member_id, epoch - 1) is Errors.ILLEGAL_GENERATION
+    assert Context.heartbeat(consumer_ctx, GROUP, "m1", first.member_epoch) is Errors.UNKNOWN_MEMBER_ID
+
+
+def test_classic_member_fenced_when_it_does_not_sync(consumer_ctx: ConsumerContext) -> None:
+    """Kafka's sync timeout: a classic member that joined and sends no SyncGroup within its
+    rebalance timeout is fenced."""
+    consumer_ctx.heartbeat(GROUP, "m1", 0)
+    joined = classic_join(consumer_ctx)
+    consumer_ctx.take_consumer_records()
+    consumer_ctx.sleep(DEFAULT_REBALANCE_TIMEOUT + 1)
+    assert consumer_ctx.consumer_group(GROUP).member(joined.member_id) is None
+    assert [r[:2] for r in consumer_ctx.take_consumer_records()][:3] == [
+        (8, joined.member_id), (7, joined.member_id), (5, joined.member_id)]
+
+
+def test_classic_member_fenced_when_it_does_not_rejoin(consumer_ctx: ConsumerContext) -> None:
+    """Kafka's join timeout: a classic member told to rejoin is fenced unless it rejoins within
+    its rebalance timeout; its session alone would keep it."""
+    first = consumer_ctx.heartbeat(GROUP, "m1", 0)
+    joined = classic_join(consumer_ctx)
+    member_id = joined.member_id
+    consumer_ctx.sync_group_follower(GROUP, joined.generation_id, member_id)
+    kept = sorted(consumer_ctx.consumer_group(GROUP).target_of("m1")[FOO_ID])
+    consumer_ctx.heartbeat(GROUP, "m1", first.member_epoch, topic_partitions={FOO_ID: kept})
+    for _ in range(4):
+        assert Context.heartbeat(consumer_ctx, GROUP, member_id, joined.generation_id) is Errors.REBALANCE_IN_PROGRESS
+        consumer_ctx.sleep(DEFAULT_REBALANCE_TIMEOUT // 3)
+    assert consumer_ctx.consumer_group(GROUP).member(member_id) is None
+
+
+def test_classic_member_leaves_consumer_group(consumer_ctx: ConsumerContext) -> None:
+    """Kafka's classicGroupLeaveToConsumerGroup: the valid members are fenced together, each
+    identity answered on its own."""
+    consumer_ctx.heartbeat(GROUP, "m1", 0)
+    joined = classic_join(consumer_ctx)
+    static = classic_join(consumer_ctx, group_instance_id="i1")
+    consumer_ctx.take_consumer_records()
+    left = consumer_ctx.batch_leave_group(GROUP, [
+        MemberIdentity(joined.member_id), MemberIdentity("nobody"), MemberIdentity("", "i1"),
+        MemberIdentity("wrong", "i2")])
+    assert [m.error for m in left.members] == [Errors.NONE, Errors.UNKNOWN_MEMBER_ID, Errors.NONE,
+                                               Errors.UNKNOWN_MEMBER_ID]
+    assert list(consumer_ctx.consumer_group(GROUP).members) == ["m1"]
+    records = consumer_ctx.take_consumer_records()
+    assert [r[:2] for r in records if r[0] != 3] == [
+        (8, joined.member_id), (7, joined.member_id), (5, joined.member_id),
+        (8, static.member_id), (7, static.member_id), (5, static.member_id)]
+    assert records[-1][0] == 3
