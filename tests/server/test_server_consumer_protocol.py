@@ -263,3 +263,26 @@ def test_consumer_groups_deletes_a_consumer_protocol_group_once_empty(
         kafka_tool(GROUPS, "--bootstrap-server", target.bootstrap, "--describe", "--state", "--group", group),
         capture_output=True, text=True, timeout=KAFKA_TOOL_TIMEOUT_S, check=False)
     assert f"GroupIdNotFoundException: Group {group} not found." in described.stdout, described
+
+
+def test_a_classic_member_joins_a_consumer_protocol_group(target: DataServer, processes: Processes) -> None:
+    """A classic consumer (kafka-python: JoinGroup, SyncGroup, Heartbeat) that joins a group of
+    the consumer protocol becomes one of its members: the server-side assignor gives the two
+    members the topic's partitions disjointly and completely, the classic one through its
+    SyncGroup; once it leaves, the other member has them all again."""
+    group = "mixed-group"
+    every = set(range(SHARED_PARTITIONS))
+    member = processes.member("java", target.bootstrap, group, "modern", f"topics:{SHARED}")
+    wait_shared([member], names(SHARED, SHARED_PARTITIONS))
+    classic = ConsumerProcess("kafka-python", target.bootstrap, group, SHARED)
+    try:
+        def shared() -> bool:
+            member.alive()
+            mine = {int(tp.split(":")[1]) for tp in member.owned()}
+            theirs = classic.current()
+            return bool(theirs) and bool(mine) and mine | theirs == every and not mine & theirs
+
+        wait_for(shared, 60, "the classic and the consumer-protocol member to share the topic", 0.1)
+    finally:
+        classic.close()
+    wait_shared([member], names(SHARED, SHARED_PARTITIONS))
