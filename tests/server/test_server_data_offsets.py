@@ -1,7 +1,7 @@
 """What a topic's offsets say, against ``groupcoord serve`` and against Kafka 4.3.1: ListOffsets
 as each client asks it (earliest, latest, by timestamp, max timestamp) after messages with
 known timestamps; ``kafka-consumer-groups --describe``'s lag after a partial commit, and its
-state of a group whose last offsets were deleted; and long
+state of a group whose last offsets were deleted, before and after a restart; and long
 polls, which answer as soon as a message arrives rather than at their max wait.
 """
 
@@ -247,6 +247,35 @@ def test_deleting_an_empty_group_s_last_offsets_leaves_it_empty(target: DataServ
     assert deleted == [[LAGGING, str(p), "Successful"] for p in LAG_MESSAGES], runs[0]
     described = [line.split() for line in runs[1].splitlines() if line.startswith(f"{group} ")]
     assert len(described) == 1 and described[0][-2:] == ["Empty", "0"], runs[1]
+
+
+def test_a_simple_group_without_offsets_loads_empty_after_a_restart(target: DataServer) -> None:
+    """A group made by a consumer's commits alone, whose offsets ``--delete-offsets`` removed,
+    is still Empty after a restart: Kafka 4's loader makes a simple group for each offset
+    commit it replays, and only a group tombstone (written by the expiration check) removes
+    it (Kafka 3.9's loader left such a group out)."""
+    group = "simple-restarted"
+    consumer = KafkaConsumer(bootstrap_servers=target.bootstrap, group_id=group, enable_auto_commit=False)
+    try:
+        consumer.commit({TopicPartition(LAGGING, 1): OffsetAndMetadata(2, "", -1)})
+    finally:
+        consumer.close(autocommit=False)
+    command = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
+    run = subprocess.run(
+        kafka_tool(command, "--bootstrap-server", target.bootstrap, "--group", group,
+                   "--delete-offsets", "--topic", LAGGING),
+        capture_output=True, text=True, timeout=KAFKA_TOOL_TIMEOUT_S, check=False,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    target.stop()
+    target.restart()
+    run = subprocess.run(
+        kafka_tool(command, "--bootstrap-server", target.bootstrap, "--group", group, "--describe", "--state"),
+        capture_output=True, text=True, timeout=KAFKA_TOOL_TIMEOUT_S, check=False,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    described = [line.split() for line in run.stdout.splitlines() if line.startswith(f"{group} ")]
+    assert len(described) == 1 and described[0][-2:] == ["Empty", "0"], run.stdout
 
 
 @pytest.mark.parametrize("client", CLIENT_PARAMS)
