@@ -1,13 +1,15 @@
 """What a topic's offsets say, against ``groupcoord serve`` and against Kafka 4.3.1: ListOffsets
 as each client asks it (earliest, latest, by timestamp, max timestamp) after messages with
 known timestamps; ``kafka-consumer-groups --describe``'s lag after a partial commit, and its
-state of a group whose last offsets were deleted, before and after a restart; and long
+state of a group whose last offsets were deleted, before and after a restart; the record an
+offset commit writes; and long
 polls, which answer as soon as a message arrives rather than at their max wait.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import subprocess
 import time
 from collections.abc import Iterator
@@ -19,6 +21,8 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, OffsetSpec
 from kafka.structs import OffsetAndMetadata
 from server_process import wait_for
+
+from groupcoord.format import codec
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.clients]
 
@@ -276,6 +280,33 @@ def test_a_simple_group_without_offsets_loads_empty_after_a_restart(target: Data
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     described = [line.split() for line in run.stdout.splitlines() if line.startswith(f"{group} ")]
     assert len(described) == 1 and described[0][-2:] == ["Empty", "0"], run.stdout
+
+
+def test_an_offset_commit_is_written_as_offset_commit_value_v4_with_its_topic_id(target: DataServer) -> None:
+    """Kafka 4.1+ writes an OffsetCommit as OffsetCommitValue v4 carrying the committed topic's
+    id (the one ``kafka-topics --describe`` shows), read here from each server's own
+    ``__consumer_offsets`` segments."""
+    group = "v4-commit"
+    consumer = KafkaConsumer(bootstrap_servers=target.bootstrap, group_id=group, enable_auto_commit=False)
+    try:
+        consumer.commit({TopicPartition(LAGGING, 2): OffsetAndMetadata(3, "", -1)})
+    finally:
+        consumer.close(autocommit=False)
+    run = subprocess.run(
+        kafka_tool("org.apache.kafka.tools.TopicCommand", "--bootstrap-server", target.bootstrap,
+                   "--describe", "--topic", LAGGING),
+        capture_output=True, text=True, timeout=KAFKA_TOOL_TIMEOUT_S, check=False,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    topic_id = re.search(r"TopicId: (\S+)", run.stdout)
+    assert topic_id is not None, run.stdout
+    written = [
+        (record.value.version, record.value.offset, record.value.topic_id)
+        for segment in sorted(target.log_dir.glob("__consumer_offsets-*/*.log"))
+        for record in codec.decode_segment(segment)
+        if isinstance(record.key, codec.OffsetCommitKey) and record.key.group == group and record.value
+    ]
+    assert written == [(4, 3, topic_id.group(1))]
 
 
 @pytest.mark.parametrize("client", CLIENT_PARAMS)
