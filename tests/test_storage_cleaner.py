@@ -242,7 +242,10 @@ def test_a_commit_waiting_for_its_marker_stays_pending_in_the_cleaned_log(tmp_pa
 
     def loaded(records: list[codec.OffsetsRecord]) -> tuple[list[str], bool, bool, Any]:
         manager = load({5: records}).manager
-        groups = sorted(g.group_id for g in manager.current_groups())
+        # Groups holding offsets, committed or in an open transaction. Kafka 4 also loads a
+        # group its commits made once they are all gone (Empty, until the expiration check or
+        # the cleaner removes its records): left out, as replayed_state's views leave it out.
+        groups = sorted(g.group_id for g in manager.current_groups() if manager.offsets.has_offsets(g.group_id))
         pending = [manager.offsets.has_pending(g, TopicPartition("t", 0)) for g in ("a", "b")]
         return groups, pending[0], pending[1], replay(records)
 
