@@ -228,25 +228,36 @@ def test_consumer_groups_describe_shows_the_lag_of_a_partial_commit(target: Data
     }, run.stdout
 
 
+def simple_commit(target: DataServer, group: str, partition: int, offset: int) -> None:
+    """A commit from a consumer that does not join the group (a simple group)."""
+    consumer = KafkaConsumer(bootstrap_servers=target.bootstrap, group_id=group, enable_auto_commit=False)
+    try:
+        consumer.commit({TopicPartition(LAGGING, partition): OffsetAndMetadata(offset, "", -1)})
+    finally:
+        consumer.close(autocommit=False)
+
+
+def run_tool(target: DataServer, main_class: str, *args: str) -> str:
+    """One of Kafka's tools against ``target``: its output, once it succeeded."""
+    run = subprocess.run(
+        kafka_tool(main_class, "--bootstrap-server", target.bootstrap, *args),
+        capture_output=True, text=True, timeout=KAFKA_TOOL_TIMEOUT_S, check=False,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return run.stdout
+
+
+CONSUMER_GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
+
+
 def test_deleting_an_empty_group_s_last_offsets_leaves_it_empty(target: DataServer) -> None:
     """``kafka-consumer-groups --delete-offsets`` of an Empty group's only offsets, then
     ``--describe --state``: Kafka 4 leaves the group Empty until its next expiration check, so
     the tool still describes it (Kafka 3.9 removed it at once, and the tool failed)."""
     group = "offsets-deleted"
-    consumer = KafkaConsumer(bootstrap_servers=target.bootstrap, group_id=group, enable_auto_commit=False)
-    try:
-        consumer.commit({TopicPartition(LAGGING, 0): OffsetAndMetadata(1, "", -1)})
-    finally:
-        consumer.close(autocommit=False)
-    command = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
-    runs = []
-    for action in (["--delete-offsets", "--topic", LAGGING], ["--describe", "--state"]):
-        run = subprocess.run(
-            kafka_tool(command, "--bootstrap-server", target.bootstrap, "--group", group, *action),
-            capture_output=True, text=True, timeout=KAFKA_TOOL_TIMEOUT_S, check=False,
-        )
-        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-        runs.append(run.stdout)
+    simple_commit(target, group, 0, 1)
+    runs = [run_tool(target, CONSUMER_GROUPS, "--group", group, *action)
+            for action in (["--delete-offsets", "--topic", LAGGING], ["--describe", "--state"])]
     deleted = [line.split() for line in runs[0].splitlines() if line.startswith(f"{LAGGING} ")]
     assert deleted == [[LAGGING, str(p), "Successful"] for p in LAG_MESSAGES], runs[0]
     described = [line.split() for line in runs[1].splitlines() if line.startswith(f"{group} ")]
@@ -259,27 +270,13 @@ def test_a_simple_group_without_offsets_loads_empty_after_a_restart(target: Data
     commit it replays, and only a group tombstone (written by the expiration check) removes
     it (Kafka 3.9's loader left such a group out)."""
     group = "simple-restarted"
-    consumer = KafkaConsumer(bootstrap_servers=target.bootstrap, group_id=group, enable_auto_commit=False)
-    try:
-        consumer.commit({TopicPartition(LAGGING, 1): OffsetAndMetadata(2, "", -1)})
-    finally:
-        consumer.close(autocommit=False)
-    command = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
-    run = subprocess.run(
-        kafka_tool(command, "--bootstrap-server", target.bootstrap, "--group", group,
-                   "--delete-offsets", "--topic", LAGGING),
-        capture_output=True, text=True, timeout=KAFKA_TOOL_TIMEOUT_S, check=False,
-    )
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    simple_commit(target, group, 1, 2)
+    run_tool(target, CONSUMER_GROUPS, "--group", group, "--delete-offsets", "--topic", LAGGING)
     target.stop()
     target.restart()
-    run = subprocess.run(
-        kafka_tool(command, "--bootstrap-server", target.bootstrap, "--group", group, "--describe", "--state"),
-        capture_output=True, text=True, timeout=KAFKA_TOOL_TIMEOUT_S, check=False,
-    )
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    described = [line.split() for line in run.stdout.splitlines() if line.startswith(f"{group} ")]
-    assert len(described) == 1 and described[0][-2:] == ["Empty", "0"], run.stdout
+    output = run_tool(target, CONSUMER_GROUPS, "--group", group, "--describe", "--state")
+    described = [line.split() for line in output.splitlines() if line.startswith(f"{group} ")]
+    assert len(described) == 1 and described[0][-2:] == ["Empty", "0"], output
 
 
 def test_an_offset_commit_is_written_as_offset_commit_value_v4_with_its_topic_id(target: DataServer) -> None:
@@ -287,19 +284,10 @@ def test_an_offset_commit_is_written_as_offset_commit_value_v4_with_its_topic_id
     id (the one ``kafka-topics --describe`` shows), read here from each server's own
     ``__consumer_offsets`` segments."""
     group = "v4-commit"
-    consumer = KafkaConsumer(bootstrap_servers=target.bootstrap, group_id=group, enable_auto_commit=False)
-    try:
-        consumer.commit({TopicPartition(LAGGING, 2): OffsetAndMetadata(3, "", -1)})
-    finally:
-        consumer.close(autocommit=False)
-    run = subprocess.run(
-        kafka_tool("org.apache.kafka.tools.TopicCommand", "--bootstrap-server", target.bootstrap,
-                   "--describe", "--topic", LAGGING),
-        capture_output=True, text=True, timeout=KAFKA_TOOL_TIMEOUT_S, check=False,
-    )
-    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    topic_id = re.search(r"TopicId: (\S+)", run.stdout)
-    assert topic_id is not None, run.stdout
+    simple_commit(target, group, 2, 3)
+    output = run_tool(target, "org.apache.kafka.tools.TopicCommand", "--describe", "--topic", LAGGING)
+    topic_id = re.search(r"TopicId: (\S+)", output)
+    assert topic_id is not None, output
     written = [
         (record.value.version, record.value.offset, record.value.topic_id)
         for segment in sorted(target.log_dir.glob("__consumer_offsets-*/*.log"))
