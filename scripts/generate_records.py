@@ -346,8 +346,8 @@ CLASSES: tuple[PyClass, ...] = (
     ),
     PyClass(
         "OffsetCommitValue", "PyOffsetCommitValue",
-        """A committed offset, OffsetCommitValue versions 0 to 4 (4 is flexible). Kafka 3.x and
-    groupcoord's coordinator write 3, Kafka 4.1 writes 4, and 1 carries an expiry.
+        """A committed offset, OffsetCommitValue versions 0 to 4 (4 is flexible). Kafka 3.x and 4.0
+    write 3, Kafka 4.1+ and groupcoord's coordinator write 4, and 1 carries an expiry.
 
     ``leader_epoch`` exists from version 3, ``expire_timestamp`` only in version 1; absent
     fields read as -1. ``topic_id``, the committed topic's id as Kafka prints it (22

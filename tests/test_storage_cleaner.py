@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from offsets_workload import records_count, replay, workload
 
-from groupcoord.format import codec
 from groupcoord.config import Config
+from groupcoord.format import codec
 from groupcoord.format.replay_rules import logical_key_bytes
 from groupcoord.storage import LogCleaner, PartitionLog, read_directory
 from groupcoord.storage.checkpoint import CLEANER_OFFSET_FILE, OffsetCheckpoint
 from groupcoord.storage.segment import walk_batches
-from offsets_workload import records_count, replay, workload
 
 NOW = 1_800_000_000_000
 RETENTION = 60_000
@@ -237,12 +237,16 @@ def test_a_commit_waiting_for_its_marker_stays_pending_in_the_cleaned_log(tmp_pa
     loaded with the group gone (a tombstone after the commit) or the fetch stable (a commit
     after it). Now the commit, and a tombstone after it, stay until the marker; the pass
     after the marker removes them as it would have."""
-    from groupcoord.coordinator.results import TopicPartition
     from replayed_state import load
+
+    from groupcoord.coordinator.results import TopicPartition
 
     def loaded(records: list[codec.OffsetsRecord]) -> tuple[list[str], bool, bool, Any]:
         manager = load({5: records}).manager
-        groups = sorted(g.group_id for g in manager.current_groups())
+        # Groups holding offsets, committed or in an open transaction. Kafka 4 also loads a
+        # group its commits made once they are all gone (Empty, until the expiration check or
+        # the cleaner removes its records): left out, as replayed_state's views leave it out.
+        groups = sorted(g.group_id for g in manager.current_groups() if manager.offsets.has_offsets(g.group_id))
         pending = [manager.offsets.has_pending(g, TopicPartition("t", 0)) for g in ("a", "b")]
         return groups, pending[0], pending[1], replay(records)
 

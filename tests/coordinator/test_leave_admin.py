@@ -19,7 +19,6 @@ from coordinator_context import (
     static_members_join_and_rebalance,
 )
 
-from groupcoord.format import codec
 from groupcoord.coordinator import (
     ClassicGroup,
     GroupOverview,
@@ -32,6 +31,7 @@ from groupcoord.coordinator import (
 from groupcoord.coordinator.delayed import member_key
 from groupcoord.coordinator.results import DEAD_GROUP
 from groupcoord.errors import Errors
+from groupcoord.format import codec
 
 
 def _verify_leave(result: LeaveGroupResult, error: Errors = Errors.NONE,
@@ -431,7 +431,9 @@ def test_deleting_the_last_offsets_of_an_empty_group_leaves_it_empty_until_the_e
 
 def test_deleting_the_offsets_of_a_simple_group_leaves_it_to_the_expiration_check(ctx: Context) -> None:
     """A group that only stored offsets (generation 0) stays, Empty, until the expiration
-    check, which removes it without a metadata tombstone: it never wrote metadata."""
+    check, which removes it with a metadata tombstone, as Kafka 4's
+    ``ClassicGroup.createGroupTombstoneRecords`` writes for every classic group (3.9 wrote
+    none for generation 0)."""
     foo = TopicPartition("foo", 0)
     assert ctx.commit_offsets(GROUP_ID, UNKNOWN, -1, {foo: ctx.offset_and_metadata(5)}) == {foo: Errors.NONE}
     assert ctx.delete_offsets(GROUP_ID, [foo]) == (Errors.NONE, {foo: Errors.NONE})
@@ -440,7 +442,7 @@ def test_deleting_the_offsets_of_a_simple_group_leaves_it_to_the_expiration_chec
     ctx.coordinator.cleanup_group_metadata()
     ctx.settle()
     assert ctx.coordinator.manager.get_group(GROUP_ID) is None
-    assert ctx.take_records() == []
+    assert ctx.take_records() == [("group", GROUP_ID, None)]
 
 
 KAFKA_GO_SUBSCRIPTION = bytes.fromhex("0001" "00000001" "0003" + b"bar".hex() + "ffffffff")
@@ -559,11 +561,15 @@ def test_batches_carry_kafka_39s_base_sequences(ctx: Context) -> None:
     ]
 
 
-def test_deleting_a_group_that_only_stores_offsets_tombstones_its_offsets_alone(ctx: Context) -> None:
-    """Kafka 3.9's cleanupGroupMetadata tombstones a group's metadata only for a generation
-    above 0: a simple group (offsets committed with generation -1) never wrote any."""
+def test_deleting_a_group_that_only_stores_offsets_tombstones_its_offsets_and_metadata(ctx: Context) -> None:
+    """Kafka 4's ``GroupCoordinatorShard.deleteGroups`` tombstones the offsets, then the group
+    (``ClassicGroup.createGroupTombstoneRecords``), a simple group's too, although it never
+    wrote metadata (offsets committed with generation -1). Kafka 3.9 tombstoned a group's
+    metadata only for a generation above 0."""
     tp = TopicPartition("topic", 0)
     assert ctx.commit_offsets(GROUP_ID, "", -1, {tp: ctx.offset_and_metadata(0)}) == {tp: Errors.NONE}
     assert ctx.delete_groups([GROUP_ID]) == {GROUP_ID: Errors.NONE}
-    assert ctx.take_records() == [("offset", GROUP_ID, "topic", 0, 0), ("offset", GROUP_ID, "topic", 0, None)]
+    assert ctx.take_records() == [
+        ("offset", GROUP_ID, "topic", 0, 0), ("offset", GROUP_ID, "topic", 0, None), ("group", GROUP_ID, None),
+    ]
     assert ctx.coordinator.handle_describe_group(GROUP_ID)[1].state == "Dead"

@@ -208,11 +208,12 @@ def test_cleanup_expired_offsets_of_simple_group(ctx: Context) -> None:
     ctx.sleep(RETENTION_MS // 2)
     assert ctx.coordinator.cleanup_group_metadata() == 1
     ctx.settle()
-    # A group that only stored offsets wrote no metadata, so none is tombstoned.
+    # Kafka 4 tombstones the metadata of a group that only stored offsets too
+    # (ClassicGroup.createGroupTombstoneRecords; 3.9 wrote none for generation 0).
     assert ctx.coordinator.manager.get_group(GROUP_ID) is None
     assert ctx.take_records() == [
         ("offset", GROUP_ID, "foo", 0, 5), ("offset", GROUP_ID, "foo", 1, 6),
-        ("offset", GROUP_ID, "foo", 0, None), ("offset", GROUP_ID, "foo", 1, None),
+        ("offset", GROUP_ID, "foo", 0, None), ("offset", GROUP_ID, "foo", 1, None), ("group", GROUP_ID, None),
     ]
 
 
@@ -242,9 +243,12 @@ def test_cleanup_expired_offsets_with_explicit_expire_timestamp(ctx: Context) ->
     assert ctx.coordinator.cleanup_group_metadata() == 0
     ctx.sleep(1)
     # OffsetCommit v2-v4's retention: expires at its own timestamp, not the broker's retention.
+    # The simple group left without offsets is tombstoned too, as Kafka 4 does.
     assert ctx.coordinator.cleanup_group_metadata() == 1
     ctx.settle()
-    assert ctx.take_records() == [("offset", GROUP_ID, "foo", 0, 3), ("offset", GROUP_ID, "foo", 0, None)]
+    assert ctx.take_records() == [
+        ("offset", GROUP_ID, "foo", 0, 3), ("offset", GROUP_ID, "foo", 0, None), ("group", GROUP_ID, None),
+    ]
 
 
 def test_cleanup_expired_offsets_with_pending_transactional_offsets(ctx: Context) -> None:
@@ -266,9 +270,12 @@ def test_expiration_runs_every_offsets_retention_check_interval() -> None:
     ctx.sleep(RETENTION_MS - 1000)
     assert ctx.fetch_offsets(GROUP_ID, [TP])[1][TP].offset == 1
     ctx.sleep(1000)
-    # The periodic task (not a call of the test) expired it.
+    # The periodic task (not a call of the test) expired it, and the simple group with it
+    # (Kafka 4 tombstones its metadata too).
     assert ctx.fetch_offsets(GROUP_ID, [TP])[1][TP].offset == -1
-    assert ctx.take_records() == [("offset", GROUP_ID, "foo", 0, 1), ("offset", GROUP_ID, "foo", 0, None)]
+    assert ctx.take_records() == [
+        ("offset", GROUP_ID, "foo", 0, 1), ("offset", GROUP_ID, "foo", 0, None), ("group", GROUP_ID, None),
+    ]
 
 
 def test_a_failing_expiration_run_is_logged_and_the_next_one_still_comes(
@@ -357,9 +364,10 @@ def _groups_in_the_partition_of(ctx: Context, n: int) -> list[str]:
 def test_a_group_loads_while_its_offsets_or_its_group_metadata_last(
     ctx: Context, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """As Kafka's loader: a group comes from its last group metadata record, or from offsets
-    still committed; one made by commits alone whose offsets were all deleted is not loaded."""
-    deleted, kept, described, joined = _groups_in_the_partition_of(ctx, 4)
+    """As Kafka 4's loader: a group comes from its last group metadata record, or from offset
+    commits not followed by a group tombstone. One made by commits whose offsets were all
+    deleted loads Empty (Kafka 3.9 did not load it); one tombstoned since is gone."""
+    deleted, kept, described, joined, expired = _groups_in_the_partition_of(ctx, 5)
     commit = codec.OffsetCommitValue(10, "", 1)
     empty_group = codec.GroupMetadataValue("consumer", 4, None, None, 0, [])
     _write(ctx, [
@@ -369,15 +377,42 @@ def test_a_group_loads_while_its_offsets_or_its_group_metadata_last(
         CoordinatorRecord(codec.GroupMetadataKey(described), empty_group),
         CoordinatorRecord(codec.OffsetCommitKey(joined, "foo", 0), commit),
         CoordinatorRecord(codec.GroupMetadataKey(joined), empty_group),
+        CoordinatorRecord(codec.OffsetCommitKey(expired, "foo", 0), commit),
         CoordinatorRecord(codec.OffsetCommitKey(deleted, "foo", 0), None),
         CoordinatorRecord(codec.OffsetCommitKey(kept, "foo", 0), None),
         CoordinatorRecord(codec.OffsetCommitKey(joined, "foo", 0), None),
+        CoordinatorRecord(codec.OffsetCommitKey(expired, "foo", 0), None),
+        CoordinatorRecord(codec.GroupMetadataKey(expired), None),
     ])
     _reload(ctx)
-    assert sorted(ctx.coordinator.manager.groups) == sorted([kept, described, joined])
+    assert sorted(ctx.coordinator.manager.groups) == sorted([deleted, kept, described, joined])
+    assert ctx.coordinator.manager.groups[deleted].state is GroupState.EMPTY
     assert ctx.coordinator.manager.offsets.num_offsets(kept) == 1
     assert ctx.coordinator.manager.groups[described].generation_id == 4
     assert "Skipped" not in caplog.text
+
+
+def test_a_group_whose_only_commits_were_aborted_loads_empty(ctx: Context) -> None:
+    """Kafka 4's ``OffsetMetadataManager.replay`` makes a simple group for any offset commit,
+    a transactional one included, and the abort marker leaves it: the group loads Empty,
+    without offsets, until the expiration check tombstones it (Kafka 3.9 did not load it)."""
+    ctx = _expiring_context(ctx.purgatory)
+    producer_id = 1000
+    assert ctx.commit_transactional_offsets(GROUP_ID, producer_id, 0, {TP: ctx.offset_and_metadata(7)}) \
+        == {TP: Errors.NONE}
+    assert ctx.complete_transaction(producer_id, [ctx.group_partition], commit=False) == Errors.NONE
+    _reload(ctx)
+    assert ctx.group().state is GroupState.EMPTY and ctx.group().protocol_type is None
+    assert ctx.coordinator.manager.offsets.num_offsets(GROUP_ID) == 0
+    assert ctx.coordinator.handle_describe_group(GROUP_ID)[1].state == "Empty"
+    assert ctx.coordinator.cleanup_group_metadata() == 0
+    ctx.settle()
+    assert ctx.coordinator.manager.get_group(GROUP_ID) is None
+    assert ctx.take_records() == [
+        ("offset", GROUP_ID, "foo", 0, 7), ("marker", producer_id, "abort"), ("group", GROUP_ID, None),
+    ]
+    _reload(ctx)
+    assert ctx.coordinator.manager.get_group(GROUP_ID) is None
 
 
 def test_a_deleted_consumer_group_is_gone_after_loading(

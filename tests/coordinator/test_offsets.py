@@ -4,7 +4,10 @@ coordinator writes, are written here by ``GroupCoordinator.complete_transaction`
 
 from __future__ import annotations
 
+from uuid import UUID
+
 import pytest
+from consumer_context import Topics
 from coordinator_context import (
     GROUP_ID,
     LEADER_INSTANCE_ID,
@@ -15,6 +18,7 @@ from coordinator_context import (
 )
 
 from groupcoord.coordinator import GroupState, OffsetAndMetadata, TopicPartition
+from groupcoord.coordinator.consumer.assignors import uuid_to_kafka
 from groupcoord.errors import Errors
 
 TP = TopicPartition("topic", 0)
@@ -62,7 +66,28 @@ def test_fetch_offsets(ctx: Context) -> None:
     assert (data[TP].offset, data[TP].metadata, data[TP].leader_epoch) == (97, "some metadata", 15)
     assert ctx.take_records() == [("offset", GROUP_ID, "topic", 0, 97)]
     value = ctx.log.records(ctx.group_partition)[-1].value
-    assert (value.leader_epoch, value.metadata, value.version) == (15, "some metadata", 3)
+    # Kafka 4.1+ writes OffsetCommitValue v4 (4.0 and 3.9 wrote v3); no topic id for a topic
+    # the coordinator does not know.
+    assert (value.leader_epoch, value.metadata, value.version, value.topic_id) == (15, "some metadata", 4, None)
+
+
+def test_commit_writes_the_topic_id_of_a_known_topic_and_a_transaction_none(ctx: Context) -> None:
+    """Kafka 4.1+'s OffsetCommitValue v4 carries the committed topic's id (tagged field 0) when
+    the topic exists; a TxnOffsetCommit's record carries none (``OffsetAndMetadata.fromRequest``
+    without a topic id), nor does v1, written for a commit with an expire timestamp."""
+    topic_id = UUID("7b0e4c1c-3f5a-4f1e-9a5e-0d6c3f1a2b01")
+    ctx.coordinator.use_topic_metadata(Topics({TP.topic: (topic_id, 1)}))
+    other = TopicPartition("unknown", 0)
+    now = ctx.time.milliseconds()
+    commits = {TP: ctx.offset_and_metadata(1), other: ctx.offset_and_metadata(2)}
+    assert ctx.commit_offsets(GROUP_ID, UNKNOWN, -1, commits) == {TP: Errors.NONE, other: Errors.NONE}
+    assert ctx.commit_transactional_offsets(GROUP_ID, 1000, 0, {TP: ctx.offset_and_metadata(3)}) == {TP: Errors.NONE}
+    expiring = OffsetAndMetadata(4, "", now, expire_timestamp_ms=now + 1000)
+    assert ctx.commit_offsets(GROUP_ID, UNKNOWN, -1, {TP: expiring}) == {TP: Errors.NONE}
+    values = [r.value for r in ctx.log.records(ctx.group_partition) if r.control is None]
+    assert [(v.offset, v.version, v.topic_id) for v in values] == [
+        (1, 4, uuid_to_kafka(topic_id)), (2, 4, None), (3, 4, None), (4, 1, None),
+    ]
 
 
 def test_commit_and_fetch_offsets_with_empty_group(ctx: Context) -> None:
@@ -76,8 +101,10 @@ def test_commit_and_fetch_offsets_with_empty_group(ctx: Context) -> None:
     assert ctx.delete_groups([group_id]) == {group_id: Errors.NONE}
     error, data = ctx.fetch_offsets(group_id, [TP], require_stable=True)
     assert error == Errors.NONE and data[TP].offset == -1
-    # A group only storing offsets never wrote metadata: its offsets alone are tombstoned.
-    assert ctx.take_records() == [("offset", "", "topic", 0, 0), ("offset", "", "topic", 0, None)]
+    # Kafka 4 tombstones a group only storing offsets too (3.9: its offsets alone).
+    assert ctx.take_records() == [
+        ("offset", "", "topic", 0, 0), ("offset", "", "topic", 0, None), ("group", "", None),
+    ]
 
 
 def test_commit_with_retention_time_writes_an_expire_timestamp(ctx: Context) -> None:

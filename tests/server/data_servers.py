@@ -46,6 +46,11 @@ class DataServer:
     def bootstrap(self) -> str:
         raise NotImplementedError
 
+    @property
+    def log_dir(self) -> Path:
+        """The directory of its partitions' logs (``NAME-N/`` each)."""
+        raise NotImplementedError
+
     def kill(self) -> None:
         """SIGKILL, as a crash."""
         raise NotImplementedError
@@ -70,6 +75,10 @@ class Groupcoord(DataServer):
     @property
     def bootstrap(self) -> str:
         return self.process.bootstrap
+
+    @property
+    def log_dir(self) -> Path:
+        return self.process.data_dir
 
     def kill(self) -> None:
         self.process.kill()
@@ -99,6 +108,10 @@ class Kafka(DataServer):
     @property
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.broker.port}"
+
+    @property
+    def log_dir(self) -> Path:
+        return Path(self.broker.properties(0, 0)["log.dirs"])
 
     def kill(self) -> None:
         self.broker.kill()

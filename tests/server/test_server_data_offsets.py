@@ -1,13 +1,15 @@
 """What a topic's offsets say, against ``groupcoord serve`` and against Kafka 4.3.1: ListOffsets
 as each client asks it (earliest, latest, by timestamp, max timestamp) after messages with
 known timestamps; ``kafka-consumer-groups --describe``'s lag after a partial commit, and its
-state of a group whose last offsets were deleted; and long
+state of a group whose last offsets were deleted, before and after a restart; the record an
+offset commit writes; and long
 polls, which answer as soon as a message arrives rather than at their max wait.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import subprocess
 import time
 from collections.abc import Iterator
@@ -19,6 +21,8 @@ from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import KafkaAdminClient, OffsetSpec
 from kafka.structs import OffsetAndMetadata
 from server_process import wait_for
+
+from groupcoord.format import codec
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.clients]
 
@@ -224,29 +228,73 @@ def test_consumer_groups_describe_shows_the_lag_of_a_partial_commit(target: Data
     }, run.stdout
 
 
+def simple_commit(target: DataServer, group: str, partition: int, offset: int) -> None:
+    """A commit from a consumer that does not join the group (a simple group)."""
+    consumer = KafkaConsumer(bootstrap_servers=target.bootstrap, group_id=group, enable_auto_commit=False)
+    try:
+        consumer.commit({TopicPartition(LAGGING, partition): OffsetAndMetadata(offset, "", -1)})
+    finally:
+        consumer.close(autocommit=False)
+
+
+def run_tool(target: DataServer, main_class: str, *args: str) -> str:
+    """One of Kafka's tools against ``target``: its output, once it succeeded."""
+    run = subprocess.run(
+        kafka_tool(main_class, "--bootstrap-server", target.bootstrap, *args),
+        capture_output=True, text=True, timeout=KAFKA_TOOL_TIMEOUT_S, check=False,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    return run.stdout
+
+
+CONSUMER_GROUPS = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
+
+
 def test_deleting_an_empty_group_s_last_offsets_leaves_it_empty(target: DataServer) -> None:
     """``kafka-consumer-groups --delete-offsets`` of an Empty group's only offsets, then
     ``--describe --state``: Kafka 4 leaves the group Empty until its next expiration check, so
     the tool still describes it (Kafka 3.9 removed it at once, and the tool failed)."""
     group = "offsets-deleted"
-    consumer = KafkaConsumer(bootstrap_servers=target.bootstrap, group_id=group, enable_auto_commit=False)
-    try:
-        consumer.commit({TopicPartition(LAGGING, 0): OffsetAndMetadata(1, "", -1)})
-    finally:
-        consumer.close(autocommit=False)
-    command = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
-    runs = []
-    for action in (["--delete-offsets", "--topic", LAGGING], ["--describe", "--state"]):
-        run = subprocess.run(
-            kafka_tool(command, "--bootstrap-server", target.bootstrap, "--group", group, *action),
-            capture_output=True, text=True, timeout=KAFKA_TOOL_TIMEOUT_S, check=False,
-        )
-        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-        runs.append(run.stdout)
+    simple_commit(target, group, 0, 1)
+    runs = [run_tool(target, CONSUMER_GROUPS, "--group", group, *action)
+            for action in (["--delete-offsets", "--topic", LAGGING], ["--describe", "--state"])]
     deleted = [line.split() for line in runs[0].splitlines() if line.startswith(f"{LAGGING} ")]
     assert deleted == [[LAGGING, str(p), "Successful"] for p in LAG_MESSAGES], runs[0]
     described = [line.split() for line in runs[1].splitlines() if line.startswith(f"{group} ")]
     assert len(described) == 1 and described[0][-2:] == ["Empty", "0"], runs[1]
+
+
+def test_a_simple_group_without_offsets_loads_empty_after_a_restart(target: DataServer) -> None:
+    """A group made by a consumer's commits alone, whose offsets ``--delete-offsets`` removed,
+    is still Empty after a restart: Kafka 4's loader makes a simple group for each offset
+    commit it replays, and only a group tombstone (written by the expiration check) removes
+    it (Kafka 3.9's loader left such a group out)."""
+    group = "simple-restarted"
+    simple_commit(target, group, 1, 2)
+    run_tool(target, CONSUMER_GROUPS, "--group", group, "--delete-offsets", "--topic", LAGGING)
+    target.stop()
+    target.restart()
+    output = run_tool(target, CONSUMER_GROUPS, "--group", group, "--describe", "--state")
+    described = [line.split() for line in output.splitlines() if line.startswith(f"{group} ")]
+    assert len(described) == 1 and described[0][-2:] == ["Empty", "0"], output
+
+
+def test_an_offset_commit_is_written_as_offset_commit_value_v4_with_its_topic_id(target: DataServer) -> None:
+    """Kafka 4.1+ writes an OffsetCommit as OffsetCommitValue v4 carrying the committed topic's
+    id (the one ``kafka-topics --describe`` shows), read here from each server's own
+    ``__consumer_offsets`` segments."""
+    group = "v4-commit"
+    simple_commit(target, group, 2, 3)
+    output = run_tool(target, "org.apache.kafka.tools.TopicCommand", "--describe", "--topic", LAGGING)
+    topic_id = re.search(r"TopicId: (\S+)", output)
+    assert topic_id is not None, output
+    written = [
+        (record.value.version, record.value.offset, record.value.topic_id)
+        for segment in sorted(target.log_dir.glob("__consumer_offsets-*/*.log"))
+        for record in codec.decode_segment(segment)
+        if isinstance(record.key, codec.OffsetCommitKey) and record.key.group == group and record.value
+    ]
+    assert written == [(4, 3, topic_id.group(1))]
 
 
 @pytest.mark.parametrize("client", CLIENT_PARAMS)

@@ -6,10 +6,11 @@ that persists a group (:meth:`GroupMetadataManager.store_group`) and its tombsto
 :class:`~groupcoord.coordinator.offset_metadata_manager.OffsetMetadataManager`'s; what the
 groups do in a rebalance is :mod:`.classic_protocol`'s.
 
-A group exists when its last GroupMetadata record has a value, or while it has offsets (a
-"simple" group, Empty and without protocol, made by the offset commits of a consumer that does
-not use group management), as in Kafka's loader. While a partition loads, its GroupMetadata
-records are kept and only each group's last one is applied, when the load completes.
+A group exists when its last GroupMetadata record has a value, or when offset commits made it
+and no GroupMetadata tombstone removed it since (a "simple" group, Empty and without protocol,
+made by the offset commits of a consumer that does not use group management), as in Kafka 4's
+loader. While a partition loads, its GroupMetadata records are kept and only each group's last
+one is applied, when the load completes.
 
 Group records are written, not replayed live (``replay_records=False``): the live group, with
 its members mid-rebalance and parked requests, is their source and already ahead of them.
@@ -75,8 +76,6 @@ class GroupMetadataManager:
         self.groups: dict[str, ClassicGroup] = {}
         self._loaded_group_values: dict[int, dict[str, codec.GroupMetadataValue | None]] = {}
         """Per loading partition: each group's last metadata record so far."""
-        self._made_by_commits_while_loading: dict[int, dict[str, ClassicGroup]] = {}
-        """Per loading partition: the groups its offset commits made (simple groups)."""
 
     # --- groups -----------------------------------------------------------------------------
 
@@ -114,11 +113,14 @@ class GroupMetadataManager:
         )
 
     def delete_group(self, group: ClassicGroup, records: list[CoordinatorRecord]) -> None:
-        """Remove the (Dead) ``group`` from memory; add its metadata tombstone to ``records``,
-        unless it only stored offsets (generation 0): it never wrote metadata."""
+        """Remove the (Dead) ``group`` from memory; add its metadata tombstone to ``records``.
+
+        A simple group (generation 0, made by offset commits) gets one too, although it never
+        wrote metadata, as Kafka's ``ClassicGroup.createGroupTombstoneRecords``: the tombstone
+        is what removes it from the log, since its commits make it again when the partition
+        loads, even commits of a transaction that was aborted since."""
         self.remove_group(group)
-        if group.generation_id > 0:
-            records.append(group_metadata_tombstone(group.group_id))
+        records.append(group_metadata_tombstone(group.group_id))
 
     # --- replay -----------------------------------------------------------------------------
 
@@ -139,14 +141,12 @@ class GroupMetadataManager:
         else:
             self._apply_group_value(key.group, value)
 
-    def replay_offset_commit(self, group_id: str, loading_partition: int = -1) -> None:
+    def replay_offset_commit(self, group_id: str) -> None:
         """An offset commit of ``group_id`` was replayed and no such group exists: it is a
         commit from a consumer that does not use group management, which makes a so-called
-        simple group: Empty, no protocol type."""
-        group = self.groups[group_id] = ClassicGroup(group_id, self.time)
-        made = self._made_by_commits_while_loading.get(loading_partition)
-        if made is not None:
-            made[group_id] = group
+        simple group: Empty, no protocol type. Kafka's ``OffsetMetadataManager.replay`` makes
+        it for any commit, a transactional one included: it stays if the transaction aborts."""
+        self.groups[group_id] = ClassicGroup(group_id, self.time)
 
     def give_way_to_consumer_group(self, group_id: str) -> None:
         """A consumer group of ``group_id`` was made: the classic group it replaces (one that
@@ -155,8 +155,6 @@ class GroupMetadataManager:
         self.groups.pop(group_id, None)
         for loading in self._loaded_group_values.values():
             loading.pop(group_id, None)
-        for made in self._made_by_commits_while_loading.values():
-            made.pop(group_id, None)
 
     def _apply_group_value(self, group_id: str, value: codec.GroupMetadataValue | None) -> None:
         if value is not None:
@@ -170,23 +168,18 @@ class GroupMetadataManager:
 
     def begin_loading(self, partition: int) -> None:
         self._loaded_group_values[partition] = {}
-        self._made_by_commits_while_loading[partition] = {}
 
     def complete_loading(self, partition: int) -> None:
         """Apply the groups' last metadata records read from ``partition``.
 
         As in Kafka's loader, a group exists when its last group metadata record has a value,
-        or while it has offsets: a group made by offset commits alone, whose offsets were all
-        deleted since, is not loaded (so neither is a new-protocol group whose own records are
-        skipped here, once deleted).
+        or when offset commits made it and no group metadata tombstone followed: a simple
+        group whose offsets were all deleted, or whose only commits were aborted, loads Empty
+        until the expiration check tombstones it.
         """
         for group_id, value in self._loaded_group_values.pop(partition, {}).items():
             self._apply_group_value(group_id, value)
-        for group_id, made in self._made_by_commits_while_loading.pop(partition, {}).items():
-            if self.groups.get(group_id) is made and not self._has_offsets(group_id):
-                del self.groups[group_id]
 
     def abort_loading(self, partition: int) -> None:
         """Forget what a load of ``partition`` kept (the partition is given up)."""
         self._loaded_group_values.pop(partition, None)
-        self._made_by_commits_while_loading.pop(partition, None)

@@ -85,7 +85,7 @@ class OffsetHandlers:
                                                  offsets, False, api_version)
             if error is not None:
                 return CoordinatorResult((), dict.fromkeys(offsets, error))
-            return self._offsets.commit_offsets(group_id, offsets)
+            return self._offsets.commit_offsets(group_id, offsets, topic_id=self._consumer.topics.topic_id)
         group = self._groups.get_group(group_id)
         if group is None:
             if generation_id >= 0:
@@ -102,7 +102,7 @@ class OffsetHandlers:
             # The previous generation may still commit during PreparingRebalance; a commit
             # also shows the member is alive (KAFKA-3470).
             self._classic.schedule_session_deadline(group, group.get(member_id))
-        return self._offsets.commit_offsets(group_id, offsets)
+        return self._offsets.commit_offsets(group_id, offsets, topic_id=self._consumer.topics.topic_id)
 
     def txn_commit_offsets(
         self,

@@ -29,6 +29,7 @@ import logging
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import NamedTuple
+from uuid import UUID
 
 from groupcoord.config import Config
 from groupcoord.coordinator.group import ClassicGroup, GroupState
@@ -151,10 +152,12 @@ class OffsetMetadataManager:
         group_id: str,
         offsets: Mapping[TopicPartition, OffsetAndMetadata],
         options: AppendOptions = OFFSET_COMMIT_APPEND,
+        topic_id: Callable[[str], UUID | None] | None = None,
     ) -> CoordinatorResult[dict[TopicPartition, Errors]]:
         """The offset commits to append, for a group allowed to commit; they are applied to
         memory when the append completes (``options`` name the producer of a transactional
-        commit).
+        commit). ``topic_id`` looks up the id each record carries (an OffsetCommit's; Kafka
+        writes none for a TxnOffsetCommit).
 
         A partition whose metadata is longer than ``offset.metadata.max.bytes`` (counted as
         Java's ``String.length()``, see :func:`java_length`) gets OFFSET_METADATA_TOO_LARGE and
@@ -171,7 +174,8 @@ class OffsetMetadataManager:
             }
             if not valid:
                 return CoordinatorResult((), statuses)
-        records = [offset_commit_record(group_id, tp, o) for tp, o in valid.items()]
+        records = [offset_commit_record(group_id, tp, o, None if topic_id is None else topic_id(tp.topic))
+                   for tp, o in valid.items()]
         tps = tuple(valid)
         # In flight, transactional or not, a commit makes a stable fetch answer
         # UNSTABLE_OFFSET_COMMIT and keeps the group alive (Kafka marks a transactional one

@@ -1,7 +1,7 @@
 """The records the coordinator writes to ``__consumer_offsets``, built in one place.
 
 Kafka's ``GroupCoordinatorRecordHelpers``: handlers and tests build records with the same
-functions. The versions are the ones a Kafka 3.x/4.x broker writes: OffsetCommitValue v3 (v1
+functions. The versions are the ones a Kafka 4.1+ broker writes: OffsetCommitValue v4 (v1
 when the commit carries an explicit expire timestamp), GroupMetadataValue v3.
 """
 
@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from uuid import UUID
 
+from groupcoord.coordinator.consumer.assignors import uuid_to_kafka
 from groupcoord.coordinator.group import ClassicGroup, IllegalGroupStateError
 from groupcoord.coordinator.results import OffsetAndMetadata, TopicPartition
 from groupcoord.format import codec
@@ -33,8 +35,13 @@ class CoordinatorRecord:
         )
 
 
-def offset_commit_record(group_id: str, tp: TopicPartition, offset: OffsetAndMetadata) -> CoordinatorRecord:
-    version = 1 if offset.expire_timestamp_ms is not None else 3
+def offset_commit_record(
+    group_id: str, tp: TopicPartition, offset: OffsetAndMetadata, topic_id: UUID | None = None
+) -> CoordinatorRecord:
+    """Kafka's ``newOffsetCommitRecord``: version 1 if the commit has an expire timestamp (the
+    only version with one), else 4, which carries ``topic_id`` as a tagged field when the topic
+    exists (an OffsetCommit's; a TxnOffsetCommit's is the zero uuid, written as absent)."""
+    version = 1 if offset.expire_timestamp_ms is not None else 4
     return CoordinatorRecord(
         codec.OffsetCommitKey(group_id, tp.topic, tp.partition),
         codec.OffsetCommitValue(
@@ -44,6 +51,7 @@ def offset_commit_record(group_id: str, tp: TopicPartition, offset: OffsetAndMet
             leader_epoch=-1 if offset.leader_epoch is None else offset.leader_epoch,
             expire_timestamp=-1 if offset.expire_timestamp_ms is None else offset.expire_timestamp_ms,
             version=version,
+            topic_id=None if topic_id is None or version < 4 else uuid_to_kafka(topic_id),
         ),
     )
 

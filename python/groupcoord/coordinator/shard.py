@@ -151,7 +151,7 @@ class GroupCoordinatorShard:
         if isinstance(key, codec.OffsetCommitKey):
             if (type(value) is codec.OffsetCommitValue and key.group not in self.groups
                     and key.group not in self.consumer_groups.groups):
-                self.group_manager.replay_offset_commit(key.group, loading_partition)
+                self.group_manager.replay_offset_commit(key.group)
             self.offsets.replay(record_offset, transaction, key, value)
         elif isinstance(key, codec.GroupMetadataKey):
             self.group_manager.replay(record_offset, key, value, loading_partition)

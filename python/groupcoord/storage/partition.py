@@ -622,6 +622,9 @@ class PartitionLog:
                     self.flush(self.last_flush_ms)
                     if self.producer_state is not None:
                         self.producer_state.take_snapshot(self.next_offset)
+                    # Kafka's LogSegment.close: each time index ends with its segment's
+                    # largest timestamp (the active segment's is not there yet).
+                    self.active.seal()
             finally:
                 failures = []
                 for segment in self.segments:

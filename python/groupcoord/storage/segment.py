@@ -273,8 +273,10 @@ class LogSegment:
         start = index.positions[-1] if len(index) else 0
         data = os.pread(self.fd, self.size - start, start)
         end = start
+        # As Kafka's LogSegment opens a segment: no index entry for the bytes already there
+        # (the count towards the next entry starts at zero).
         for batch in walk_batches(data, base_position=start):
-            self._index_batch(batch.last_offset, batch.position, batch.size, batch.max_timestamp, index)
+            self._saw_timestamp(batch.max_timestamp, batch.last_offset)
             end = batch.position + batch.size
             self.next_offset = batch.last_offset + 1
         if len(time_index) and time_index.offsets[-1] >= self.next_offset:
@@ -329,7 +331,10 @@ class LogSegment:
                 since_entry += batch.size
                 self.next_offset = batch.last_offset + 1
                 position = batch.position + batch.size
-        self._bytes_since_index_entry = since_entry
+        # Kafka's LogSegment.recover ends with the entry a closed segment ends with (its
+        # largest timestamp), and leaves the byte count since the last entry at zero.
+        self._time_entry(in_memory=True)
+        self._bytes_since_index_entry = 0
         on_disk = OffsetIndex.read(self.index_path, self.base_offset)
         if not self.index_path.exists() or (on_disk.offsets, on_disk.positions) != (
             self.index.offsets, self.index.positions
@@ -386,8 +391,9 @@ class LogSegment:
             self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
 
     def seal(self) -> None:
-        """The segment stops being active: a last time-index entry for its largest timestamp
-        (Kafka's ``onBecomeInactiveSegment``), so that the index knows it."""
+        """The segment stops being active, or its log closes: a last time-index entry for its
+        largest timestamp (Kafka's ``onBecomeInactiveSegment`` and ``LogSegment.close``), so
+        that the index knows it; none when the last entry has it already."""
         self._time_entry()
         self.time_index.close()
 
@@ -449,6 +455,8 @@ class LogSegment:
     # --- closing -----------------------------------------------------------------------------
 
     def close(self) -> None:
+        """Close the files (see :meth:`seal` for the last time-index entry a log's segments
+        get when it closes)."""
         self.index.close()
         self.time_index.close()
         if self.fd >= 0:
