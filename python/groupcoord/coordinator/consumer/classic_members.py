@@ -246,7 +246,6 @@ class ClassicMembers:
             callback(response)
             return
         records = self._consumer.fence_members(group, list(members.values()))
-        self._shard.replay_now(records)
         result = CoordinatorResult(records, response, error_response=_leave_append_failed, replay_records=False)
         self._writes.schedule_write(self._shard.partition_for(group.group_id), result, callback)
 
