@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from consumer_context import BAR, FOO, FOO_ID, ConsumerContext, kafka_id
+from consumer_context import BAR, FOO, FOO_ID, ConsumerContext, consumer_record_summary, kafka_id
 from coordinator_context import (
     DEFAULT_REBALANCE_TIMEOUT,
     GROUP_ID,
@@ -475,3 +475,166 @@ def test_consumer_group_heartbeat_with_custom_assignor_classic_group(
         "use. Please refer to the documentation or switch to a default assignor before re-attempting the upgrade.")
     assert consumer_ctx.take_consumer_records() == []
     assert consumer_ctx.group(GROUP).is_in(GroupState.STABLE)
+
+
+# --- downgrade: the last consumer-protocol member leaves ------------------------------------
+
+def upgraded_group(ctx: ConsumerContext) -> tuple[str, str, int]:
+    """The stable classic group upgraded by m1's join. Returns (leader, follower, m1's epoch)."""
+    leader, follower = stable_classic_group(ctx)
+    joined = ctx.heartbeat(GROUP, "m1", 0)
+    assert joined.error is Errors.NONE
+    ctx.take_consumer_records()
+    return leader, follower, joined.member_epoch
+
+
+Snapshot = tuple[list[str], dict[str, frozenset[int]]]
+
+
+def snapshot(ctx: ConsumerContext) -> Snapshot:
+    """The consumer group's members and their targets in ``foo``, before it is converted."""
+    group = ctx.consumer_group(GROUP)
+    return list(group.members), {m: group.target_of(m).get(FOO_ID, frozenset()) for m in group.members}
+
+
+def assert_downgraded(ctx: ConsumerContext, before: Snapshot, group_epoch: int, members: list[str]) -> None:
+    """The consumer group's tombstones, then the classic group's metadata, were written; the
+    classic group is rebalancing, its members those given, each with its target assignment."""
+    all_members, targets = before
+    expected: list[tuple[Any, ...]] = [(8, m, "tombstone") for m in all_members]
+    expected += [(7, m, "tombstone") for m in all_members]
+    expected.append((6, None, "tombstone"))
+    expected += [(5, m, "tombstone") for m in all_members]
+    expected += [(4, None, "tombstone"), (3, None, "tombstone"), (2, None, group_epoch)]
+    records = ctx.take_new_records()
+    assert [consumer_record_summary(r) for r in records] == expected
+    value = records[-1].value
+    assert isinstance(value, codec.GroupMetadataValue)
+    assert (value.protocol_type, value.protocol) == ("consumer", "range")
+    assert {m.member_id: set(dict(codec.decode_assignment(m.assignment).assigned_partitions).get(FOO, []))
+            for m in value.members} == {m: set(targets[m]) for m in members}
+
+    manager = ctx.coordinator.manager
+    assert manager.get_consumer_group(GROUP) is None
+    classic = ctx.group(GROUP)
+    assert classic.is_in(GroupState.PREPARING_REBALANCE)
+    assert (classic.generation_id, classic.protocol_name, sorted(classic.members)) == (
+        group_epoch, "range", sorted(members))
+
+
+def rejoin_classic_group(ctx: ConsumerContext, leader: str, follower: str, generation: int) -> None:
+    """The members of the downgraded group rejoin it and sync: the next generation is Stable."""
+    kwargs: dict[str, Any] = {"protocols": [("range", subscription([FOO]))], "session_timeout": CLASSIC_TIMEOUT,
+                              "rebalance_timeout": CLASSIC_TIMEOUT}
+    answers = [ctx.send_join_group(GROUP, leader, **kwargs), ctx.send_join_group(GROUP, follower, **kwargs)]
+    joined = [a.result() for a in answers]
+    assert [j.generation_id for j in joined] == [generation, generation]
+    new_leader = joined[0].leader_id
+    assignments = {leader: assignment([0, 1, 2]), follower: assignment([3, 4, 5])}
+    assert ctx.sync_group_leader(GROUP, generation, new_leader, assignments).error is Errors.NONE
+    other = follower if new_leader == leader else leader
+    assert ctx.sync_group_follower(GROUP, generation, other).error is Errors.NONE
+    ctx.assert_group_state(GroupState.STABLE)
+    assert ctx.commit_offsets(GROUP, leader, generation, {TP: ctx.offset_and_metadata(12)}) == {TP: Errors.NONE}
+
+
+def test_last_consumer_protocol_member_leaving_consumer_group(consumer_ctx: ConsumerContext) -> None:
+    """Kafka's testLastConsumerProtocolMemberLeavingConsumerGroup: the consumer group is
+    tombstoned and its classic members form a classic group at the group epoch, each assigned
+    its target; it rebalances, its members rejoin, and the offsets stay."""
+    leader, follower, epoch = upgraded_group(consumer_ctx)
+    before = snapshot(consumer_ctx)
+    left = consumer_ctx.heartbeat(GROUP, "m1", -1)
+    assert (left.error, left.member_id, left.member_epoch) == (Errors.NONE, "m1", -1)
+    assert_downgraded(consumer_ctx, before, epoch, [leader, follower])
+    assert committed_offset(consumer_ctx) == 10
+    assert Context.heartbeat(consumer_ctx, GROUP, leader, 1) is Errors.ILLEGAL_GENERATION
+    assert Context.heartbeat(consumer_ctx, GROUP, leader, epoch) is Errors.REBALANCE_IN_PROGRESS
+    rejoin_classic_group(consumer_ctx, leader, follower, epoch + 1)
+    assert committed_offset(consumer_ctx) == 12
+
+
+def test_last_consumer_protocol_member_session_timeout_in_consumer_group(consumer_ctx: ConsumerContext) -> None:
+    """Kafka's testLastConsumerProtocolMemberSessionTimeoutInConsumerGroup: m1's session expires
+    (the classic members' run longer); the consumer group's timers go with it, and the
+    classic group's members keep theirs."""
+    leader, follower, epoch = upgraded_group(consumer_ctx)
+    before = snapshot(consumer_ctx)
+    consumer_ctx.sleep(45_000 + 1)
+    assert_downgraded(consumer_ctx, before, epoch, [leader, follower])
+    rejoin_classic_group(consumer_ctx, leader, follower, epoch + 1)
+    assert committed_offset(consumer_ctx) == 12
+    consumer_ctx.take_consumer_records()
+    # The consumer group's sessions are gone: only the classic sessions, kept by heartbeats, run.
+    for _ in range(7):
+        consumer_ctx.sleep(10_000)
+        assert Context.heartbeat(consumer_ctx, GROUP, leader, epoch + 1) is Errors.NONE
+        assert Context.heartbeat(consumer_ctx, GROUP, follower, epoch + 1) is Errors.NONE
+    assert consumer_ctx.take_consumer_records() == []
+
+
+def test_last_consumer_protocol_member_rebalance_timeout_in_consumer_group(consumer_ctx: ConsumerContext) -> None:
+    """Kafka's testLastConsumerProtocolMemberRebalanceTimeoutInConsumerGroup: m1 does not
+    revoke the partitions the classic member's join took from it within its rebalance
+    timeout; it is fenced and the group, left with its classic member, becomes a classic group."""
+    first = consumer_ctx.heartbeat(GROUP, "m1", 0)
+    assert owned(first) == set(range(6))
+    joined = classic_join(consumer_ctx, session_timeout=CLASSIC_TIMEOUT, rebalance_timeout=CLASSIC_TIMEOUT)
+    assert joined.error is Errors.NONE
+    assert consumer_ctx.sync_group_follower(GROUP, joined.generation_id, joined.member_id).error is Errors.NONE
+    revoking = consumer_ctx.heartbeat(GROUP, "m1", first.member_epoch,
+                                      topic_partitions={FOO_ID: list(range(6))})
+    assert consumer_ctx.consumer_group(GROUP).member("m1").state is MemberState.UNREVOKED_PARTITIONS  # type: ignore[union-attr]
+    epoch = consumer_ctx.consumer_group(GROUP).group_epoch
+    consumer_ctx.take_consumer_records()
+    before = snapshot(consumer_ctx)
+    consumer_ctx.sleep(5000 + 1)
+    assert revoking.error is Errors.NONE
+    assert_downgraded(consumer_ctx, before, epoch, [joined.member_id])
+
+
+def owned(result: Any) -> set[int]:
+    return set(result.assignment.get(FOO_ID, [])) if result.assignment else set()
+
+
+def test_classic_member_leaving_last_consumer_protocol_member_by_admin(consumer_ctx: ConsumerContext) -> None:
+    """Kafka's testLastConsumerProtocolMemberLeavingConsumerGroupByAdminApi: a LeaveGroup naming
+    the static consumer-protocol member by instance id removes it, and the group downgrades."""
+    leader, follower = stable_classic_group(consumer_ctx)
+    joined = consumer_ctx.heartbeat(GROUP, "m1", 0, instance_id="i1")
+    assert joined.error is Errors.NONE
+    consumer_ctx.take_consumer_records()
+    before = snapshot(consumer_ctx)
+    left = consumer_ctx.batch_leave_group(GROUP, [MemberIdentity("", "i1")])
+    assert [m.error for m in left.members] == [Errors.NONE]
+    assert_downgraded(consumer_ctx, before, joined.member_epoch, [leader, follower])
+    assert committed_offset(consumer_ctx) == 10
+
+
+@pytest.mark.parametrize("purgatory", sorted(IMPLEMENTATIONS))
+@pytest.mark.parametrize("overrides", [{"group.consumer.migration.policy": "upgrade"}, {"group.max.size": 2}])
+def test_no_downgrade_unless_the_policy_and_the_size_allow(purgatory: str, overrides: dict[str, Any]) -> None:
+    """validateOnlineDowngradeWithFencedMembers: a policy without downgrade, or more members
+    than group.max.size, keeps the consumer group with its classic members."""
+    ctx = ConsumerContext(IMPLEMENTATIONS[purgatory], **overrides)
+    leader, follower, _ = upgraded_group(ctx)
+    third = classic_join(ctx, session_timeout=CLASSIC_TIMEOUT, rebalance_timeout=CLASSIC_TIMEOUT)
+    assert third.error is Errors.NONE
+    epoch = ctx.consumer_group(GROUP).group_epoch
+    ctx.take_consumer_records()
+    assert ctx.heartbeat(GROUP, "m1", -1).error is Errors.NONE
+    group = ctx.consumer_group(GROUP)
+    assert sorted(group.members) == sorted([leader, follower, third.member_id])
+    assert group.group_epoch == epoch + 1
+    assert all(r[0] != 2 for r in ctx.take_consumer_records())
+    assert ctx.coordinator.manager.get_group(GROUP) is None
+    assert_replay_matches(ctx)
+
+
+def test_a_classic_member_leaving_keeps_the_consumer_group(consumer_ctx: ConsumerContext) -> None:
+    """A classic member leaving while a consumer-protocol member stays changes nothing."""
+    leader, follower, epoch = upgraded_group(consumer_ctx)
+    left = consumer_ctx.batch_leave_group(GROUP, [MemberIdentity(follower)])
+    assert [m.error for m in left.members] == [Errors.NONE]
+    assert sorted(consumer_ctx.consumer_group(GROUP).members) == sorted([leader, "m1"])
+    assert consumer_ctx.coordinator.manager.get_group(GROUP) is None

@@ -27,7 +27,6 @@ import uuid
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 from uuid import UUID
 
 from groupcoord import purgatory as purgatories
@@ -35,6 +34,7 @@ from groupcoord.config import Config
 from groupcoord.coordinator.clock import Time
 from groupcoord.coordinator.consumer import records as rec
 from groupcoord.coordinator.consumer.assignors import ASSIGNORS, PartitionAssignorError
+from groupcoord.coordinator.consumer.conversions import GroupConversions
 from groupcoord.coordinator.consumer.current_assignment import reconcile
 from groupcoord.coordinator.consumer.errors import GroupError
 from groupcoord.coordinator.consumer.group import ConsumerGroup
@@ -119,16 +119,6 @@ def sync_key(group_id: str, member_id: str) -> tuple[str, str, str]:
 
 def regex_key(group_id: str) -> tuple[str, str]:
     return ("consumer-regex", group_id)
-
-
-class GroupConversions(Protocol):
-    """The online migration a heartbeat or a fencing may trigger (:mod:`.migration`)."""
-
-    def to_consumer_group(self, classic: ClassicGroup, records: list[CoordinatorRecord]) -> ConsumerGroup:
-        """The consumer group ``classic`` becomes (not in memory yet), its records appended."""
-
-    def upgraded(self, classic: ClassicGroup) -> None:
-        """The heartbeat that converted ``classic`` succeeded: its records were replayed."""
 
 
 class ConsumerGroupProtocol:
@@ -437,7 +427,12 @@ class ConsumerGroupProtocol:
 
     def fence_members(self, group: ConsumerGroup, members: Sequence[ConsumerGroupMember]) -> list[CoordinatorRecord]:
         """Remove ``members`` and bump the group epoch (Kafka's ``consumerGroupFenceMembers``):
-        their timers are cancelled and the records returned are already applied to memory."""
+        their timers are cancelled and the records returned are already applied to memory.
+        If only classic members remain, the group is converted to a classic group instead."""
+        if self.conversions is not None:
+            converted = self.conversions.maybe_downgrade(group, members)
+            if converted is not None:
+                return converted
         group_id = group.group_id
         records: list[CoordinatorRecord] = []
         for member in members:

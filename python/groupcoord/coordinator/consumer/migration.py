@@ -8,6 +8,9 @@ group of the same id. A non-empty group changes protocol online, as the policy a
 - upgrade: a ConsumerGroupHeartbeat joining a classic group converts it to a consumer group
   whose members are classic members (Kafka's ``convertToConsumerGroup`` and
   ``ConsumerGroup.fromClassicGroup``); the heartbeat then goes on as in any consumer group.
+- downgrade: once the last consumer-protocol member leaves or is fenced, a consumer group
+  of classic members becomes a classic group that rebalances at once (Kafka's
+  ``convertToClassicGroup`` and ``ClassicGroup.fromConsumerGroup``).
 
 Committed offsets are keyed by the group id alone: no conversion touches them.
 """
@@ -15,12 +18,18 @@ Committed offsets are keyed by the group id alone: no conversion touches them.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from uuid import UUID
 
 from groupcoord import purgatory as purgatories
 from groupcoord.config import Config
+from groupcoord.coordinator.classic_protocol import ClassicGroupProtocol
 from groupcoord.coordinator.consumer import records as rec
 from groupcoord.coordinator.consumer.admin import group_tombstones
+from groupcoord.coordinator.consumer.classic_members import (
+    CONSUMER_PROTOCOL_TYPE,
+    consumer_protocol_assignment,
+)
 from groupcoord.coordinator.consumer.errors import GroupError
 from groupcoord.coordinator.consumer.group import ConsumerGroup
 from groupcoord.coordinator.consumer.heartbeat import ConsumerGroupProtocol
@@ -47,11 +56,13 @@ class ProtocolMigration:
     """The conversions of a group from one protocol to the other."""
 
     def __init__(self, config: Config, shard: GroupCoordinatorShard, writes: WritePath,
-                 consumer: ConsumerGroupProtocol, purgatory: purgatories.AnyPurgatory) -> None:
+                 consumer: ConsumerGroupProtocol, classic: ClassicGroupProtocol,
+                 purgatory: purgatories.AnyPurgatory) -> None:
         self._config = config
         self._shard = shard
         self._writes = writes
         self._consumer = consumer
+        self._classic = classic
         self._purgatory = purgatory
         consumer.conversions = self
 
@@ -181,6 +192,62 @@ class ProtocolMigration:
             if topic_id is not None:
                 partitions.setdefault(topic_id, set()).update(ps)
         return {topic_id: frozenset(ps) for topic_id, ps in partitions.items() if ps}
+
+    # --- downgrade: consumer to classic -----------------------------------------------------
+
+    def maybe_downgrade(self, group: ConsumerGroup,
+                        leaving: Sequence[ConsumerGroupMember]) -> list[CoordinatorRecord] | None:
+        """Kafka's ``validateOnlineDowngradeWithFencedMembers`` then ``convertToClassicGroup``:
+        the consumer group's tombstones and the classic group's metadata; the consumer group
+        leaves memory and its timers stop, the classic group takes its place (not replayed
+        from its record: it is the group that rebalances), its members' sessions run, and it
+        prepares a rebalance so that they rejoin. None if the group stays a consumer group."""
+        group_id = group.group_id
+        leaving_ids = {m.member_id for m in leaving}
+        remaining = [m for m in group.members.values() if m.member_id not in leaving_ids]
+        if not all(m.uses_classic_protocol for m in remaining) or not remaining:
+            return None
+        if not self._config.consumer_group_migration_policy().is_downgrade_enabled:
+            log.info("Cannot downgrade consumer group %s to classic group because the online downgrade is "
+                     "disabled.", group_id)
+            return None
+        if len(remaining) > self._config.group_max_size:
+            log.info("Cannot downgrade consumer group %s to classic group because its group size is greater "
+                     "than classic group max size.", group_id)
+            return None
+        records = group_tombstones(group)
+        classic = self._from_consumer_group(group, remaining)
+        records.append(group_metadata_record(classic, {m.member_id: m.assignment for m in classic.all_members()}))
+        self._consumer.cancel_group_timers(group)
+        self._shard.replay_now(records[:-1])
+        self._shard.groups[group_id] = classic
+        for member in classic.all_members():
+            self._classic.schedule_session_deadline(classic, member)
+        self._classic.prepare_rebalance(
+            classic, f"Downgrade group {group_id} from consumer to classic for member leaving.")
+        log.info("[GroupId %s] Converted the consumer group to a classic group.", group_id)
+        return records
+
+    def _from_consumer_group(self, group: ConsumerGroup, members: Sequence[ConsumerGroupMember]) -> ClassicGroup:
+        """Kafka's ``ClassicGroup.fromConsumerGroup``: a Stable group at the group epoch whose
+        members are ``members`` with their protocols, each assigned its target, encoded at the
+        version of its metadata for the protocol the members vote for."""
+        time = self._shard.group_manager.time
+        classic = ClassicGroup(group.group_id, time, state=GroupState.STABLE, generation_id=group.group_epoch,
+                               protocol_type=CONSUMER_PROTOCOL_TYPE, current_state_timestamp=time.milliseconds())
+        for member in members:
+            metadata = member.classic_member_metadata
+            assert metadata is not None
+            classic.add(ClassicGroupMember(
+                member.member_id, member.instance_id, member.client_id, member.client_host,
+                member.rebalance_timeout_ms, metadata.session_timeout_ms, CONSUMER_PROTOCOL_TYPE,
+                list(metadata.supported_protocols)))
+        protocol = classic.protocol_name = classic.select_protocol()
+        classic.subscribed_topics = classic.compute_subscribed_topics()
+        for classic_member in classic.all_members():
+            classic_member.assignment = consumer_protocol_assignment(
+                group.target_of(classic_member.member_id), classic_member.metadata(protocol), self._consumer.topics)
+        return classic
 
 
 def _consumer_group_records(group: ConsumerGroup) -> list[CoordinatorRecord]:
