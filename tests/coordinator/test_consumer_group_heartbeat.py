@@ -311,10 +311,20 @@ def test_a_simple_group_gives_way_and_keeps_its_offsets(consumer_ctx: ConsumerCo
     assert consumer_ctx.fetch_offsets(GROUP, [tp])[1][tp].offset == 42
 
 
-def test_a_non_empty_classic_group_is_not_a_consumer_group(consumer_ctx: ConsumerContext) -> None:
+def test_a_non_empty_classic_group_is_upgraded_only_by_a_join(consumer_ctx: ConsumerContext) -> None:
+    """Kafka 4 converts a non-empty classic group that a joining heartbeat (epoch 0) names to a
+    consumer group (KIP-848's online upgrade, tested in test_consumer_group_migration); this
+    group's member sent no consumer protocol subscription, so it cannot be, and a heartbeat of
+    another epoch never converts a group."""
     consumer_ctx.dynamic_join_group(GROUP, "")
     result = consumer_ctx.heartbeat(GROUP, "m1", 0)
+    assert (result.error, result.message) == (
+        Errors.GROUP_ID_NOT_FOUND,
+        f"Cannot upgrade classic group {GROUP} to consumer group because the embedded consumer protocol is "
+        "malformed.")
+    result = consumer_ctx.heartbeat(GROUP, "m1", 1)
     assert (result.error, result.message) == (Errors.GROUP_ID_NOT_FOUND, f"Group {GROUP} is not a consumer group.")
+    assert consumer_ctx.coordinator.manager.get_consumer_group(GROUP) is None
 
 
 # --- subscriptions by regular expression ------------------------------------------------------

@@ -21,6 +21,7 @@ from data_support import Processes
 from group_members import (
     CONSUMER_PROTOCOL_SETTINGS,
     MEMBER_CLIENTS,
+    MemberProcess,
     check_handovers,
     names,
     ownership_timeline,
@@ -271,18 +272,56 @@ def test_a_classic_member_joins_a_consumer_protocol_group(target: DataServer, pr
     members the topic's partitions disjointly and completely, the classic one through its
     SyncGroup; once it leaves, the other member has them all again."""
     group = "mixed-group"
-    every = set(range(SHARED_PARTITIONS))
     member = processes.member("java", target.bootstrap, group, "modern", f"topics:{SHARED}")
     wait_shared([member], names(SHARED, SHARED_PARTITIONS))
     classic = ConsumerProcess("kafka-python", target.bootstrap, group, SHARED)
     try:
-        def shared() -> bool:
-            member.alive()
-            mine = {int(tp.split(":")[1]) for tp in member.owned()}
-            theirs = classic.current()
-            return bool(theirs) and bool(mine) and mine | theirs == every and not mine & theirs
-
-        wait_for(shared, 60, "the classic and the consumer-protocol member to share the topic", 0.1)
+        wait_sharing(member, classic)
     finally:
         classic.close()
     wait_shared([member], names(SHARED, SHARED_PARTITIONS))
+
+
+def wait_sharing(member: MemberProcess, classic: ConsumerProcess) -> None:
+    """Wait until the consumer-protocol ``member`` and the ``classic`` one share the topic
+    ``shared`` disjointly and completely, each with some of it."""
+    every = set(range(SHARED_PARTITIONS))
+
+    def shared() -> bool:
+        member.alive()
+        mine = {int(tp.split(":")[1]) for tp in member.owned()}
+        theirs = classic.current()
+        return bool(theirs) and bool(mine) and mine | theirs == every and not mine & theirs
+
+    wait_for(shared, 60, "the classic and the consumer-protocol member to share the topic", 0.1)
+
+
+def test_a_consumer_protocol_member_joins_and_leaves_a_classic_group(target: DataServer,
+                                                                     processes: Processes) -> None:
+    """KIP-848's online migration both ways: a classic consumer (kafka-python) forms a classic
+    group; a consumer-protocol member (the Java client) joining it converts it to a consumer
+    group, and the two share the topic; the consumer-protocol member commits and leaves, which
+    converts the group back to a classic group whose member gets the whole topic again. No
+    committed offset is lost."""
+    group = "migrated-group"
+    every = set(range(SHARED_PARTITIONS))
+    classic = ConsumerProcess("kafka-python", target.bootstrap, group, SHARED)
+    try:
+        wait_for(lambda: classic.current() == every, 60, "the classic member to get the topic", 0.1)
+        assert group_type(target, group) == "Classic"
+        member = processes.member("java", target.bootstrap, group, "upgrading", f"topics:{SHARED}")
+        wait_sharing(member, classic)
+        assert group_type(target, group) == "Consumer"
+        committed = {tp: 4 for tp in sorted(member.owned())}
+        assert member.commit(committed) == committed
+        member.leave()
+        wait_for(lambda: classic.current() == every, 60, "the classic member to get the topic back", 0.1)
+        assert group_type(target, group) == "Classic"
+    finally:
+        classic.close()
+    assert committed_offsets(target, group) == committed
+
+
+def group_type(target: DataServer, group: str) -> str:
+    """The group's type as ``kafka-consumer-groups --list --type`` shows it."""
+    return next(row[1] for row in consumer_groups(target, "--list", "--type") if row[0] == group)

@@ -114,7 +114,8 @@ class GroupCoordinator:
         self._consumer_protocol_enabled = "consumer" in config.rebalance_protocols()
         self.admin = GroupAdmin(config, time, self.manager, self.writes)
         self.classic_members = ClassicMembers(config, time, self.manager, self.writes, self.consumer)
-        self.migration = ProtocolMigration(self.manager, self.writes, self.consumer)
+        self.migration = ProtocolMigration(config, self.manager, self.writes, self.consumer, self.classic,
+                                           self.purgatory)
         self.loading = PartitionLoading(config, self.manager, self.classic, self.consumer, self.purgatory)
         self.is_active = False
 

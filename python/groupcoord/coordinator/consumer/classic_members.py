@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from uuid import UUID
 
 from groupcoord.config import Config, ConsumerGroupMigrationPolicy
@@ -26,6 +26,7 @@ from groupcoord.coordinator.consumer.errors import GroupError
 from groupcoord.coordinator.consumer.group import ConsumerGroup
 from groupcoord.coordinator.consumer.heartbeat import ConsumerGroupProtocol
 from groupcoord.coordinator.consumer.member import ClassicMemberMetadata, ConsumerGroupMember, MemberState
+from groupcoord.coordinator.consumer.target_assignment import TopicMetadata
 from groupcoord.coordinator.records import CoordinatorRecord
 from groupcoord.coordinator.results import (
     HeartbeatCallback,
@@ -191,14 +192,7 @@ class ClassicMembers:
     def _assignment(self, member: ConsumerGroupMember, subscription: bytes) -> bytes:
         """The member's assigned partitions as a ConsumerProtocol assignment, at the version of
         its first protocol's subscription (Kafka's ``prepareAssignment``)."""
-        version = int.from_bytes(subscription[:2], "big", signed=True) if len(subscription) >= 2 else 0
-        partitions = []
-        for topic_id, epochs in member.assigned_partitions.items():
-            name = self._consumer.topics.topic_name(topic_id)
-            if name is not None:
-                partitions.append((name, sorted(epochs)))
-        return codec.encode_assignment(codec.ConsumerProtocolAssignment(
-            partitions, None, max(0, min(version, HIGHEST_ASSIGNMENT_VERSION))))
+        return consumer_protocol_assignment(member.assigned_partitions, subscription, self._consumer.topics)
 
     def heartbeat(self, group: ConsumerGroup, member_id: str, instance_id: str | None, generation: int,
                   callback: HeartbeatCallback) -> None:
@@ -246,9 +240,22 @@ class ClassicMembers:
             callback(response)
             return
         records = self._consumer.fence_members(group, list(members.values()))
-        self._shard.replay_now(records)
         result = CoordinatorResult(records, response, error_response=_leave_append_failed, replay_records=False)
         self._writes.schedule_write(self._shard.partition_for(group.group_id), result, callback)
+
+
+def consumer_protocol_assignment(partitions: Mapping[UUID, Iterable[int]], subscription: bytes,
+                                 topics: TopicMetadata) -> bytes:
+    """``partitions`` as a ConsumerProtocol assignment (topics that no longer exist left out),
+    at the version of ``subscription``, the member's protocol metadata."""
+    version = int.from_bytes(subscription[:2], "big", signed=True) if len(subscription) >= 2 else 0
+    named = []
+    for topic_id, ps in partitions.items():
+        name = topics.topic_name(topic_id)
+        if name is not None:
+            named.append((name, sorted(ps)))
+    return codec.encode_assignment(codec.ConsumerProtocolAssignment(
+        named, None, max(0, min(version, HIGHEST_ASSIGNMENT_VERSION))))
 
 
 def _leave_append_failed(response: LeaveGroupResult, error: Errors) -> LeaveGroupResult:

@@ -34,6 +34,7 @@ from groupcoord.config import Config
 from groupcoord.coordinator.clock import Time
 from groupcoord.coordinator.consumer import records as rec
 from groupcoord.coordinator.consumer.assignors import ASSIGNORS, PartitionAssignorError
+from groupcoord.coordinator.consumer.conversions import GroupConversions
 from groupcoord.coordinator.consumer.current_assignment import reconcile
 from groupcoord.coordinator.consumer.errors import GroupError
 from groupcoord.coordinator.consumer.group import ConsumerGroup
@@ -45,7 +46,7 @@ from groupcoord.coordinator.consumer.target_assignment import (
     compute_target_assignment,
     subscribed_topic_ids,
 )
-from groupcoord.coordinator.group import GroupState
+from groupcoord.coordinator.group import ClassicGroup, GroupState
 from groupcoord.coordinator.records import CoordinatorRecord, group_metadata_tombstone
 from groupcoord.coordinator.shard import GroupCoordinatorShard
 from groupcoord.coordinator.write_path import CoordinatorResult, WritePath, group_append_error
@@ -138,6 +139,7 @@ class ConsumerGroupProtocol:
         self.assignor_names = config.consumer_group_assignors()
         self._join_timers: set[tuple[str, str, str]] = set()
         """The classic members' join deadlines scheduled (Kafka schedules them if absent)."""
+        self.conversions: GroupConversions | None = None
 
     # --- the heartbeat ----------------------------------------------------------------------
 
@@ -148,25 +150,29 @@ class ConsumerGroupProtocol:
             self._topics_version = self.topics.version
             for group in self._groups.groups.values():
                 group.metadata_refresh_deadline = (0, 0)
+        upgraded: list[ClassicGroup] = []
         try:
             if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
-                records, response = self._leave(request)
-            else:
-                records, response = self._heartbeat(request)
+                # The leave's records are already applied to memory.
+                return _result(*self._leave(request))
+            records, response = self._heartbeat(request, upgraded)
         except GroupError as refused:
             return CoordinatorResult((), ConsumerGroupHeartbeatResult(refused.error, refused.message))
-        return self._written(request.group_id, records, response)
+        result = self._written(request.group_id, records, response)
+        if upgraded and self.conversions is not None:
+            self.conversions.upgraded(upgraded[0])
+        return result
 
     def _written(self, group_id: str, records: list[CoordinatorRecord],
                  response: ConsumerGroupHeartbeatResult) -> CoordinatorResult[ConsumerGroupHeartbeatResult]:
         self._shard.replay_now(records)
-        return CoordinatorResult(records, response, error_response=heartbeat_append_error,
-                                 replay_records=False)
+        return _result(records, response)
 
-    def _heartbeat(self, request: ConsumerGroupHeartbeat) -> tuple[list[CoordinatorRecord], ConsumerGroupHeartbeatResult]:
+    def _heartbeat(self, request: ConsumerGroupHeartbeat,
+                   upgraded: list[ClassicGroup]) -> tuple[list[CoordinatorRecord], ConsumerGroupHeartbeatResult]:
         now = self._time.milliseconds()
         records: list[CoordinatorRecord] = []
-        group = self._group(request.group_id, create=request.member_epoch == 0, records=records)
+        group = self._group(request.group_id, request.member_epoch == 0, records, upgraded)
         self.check_group_size(group, request.member_id, request.instance_id)
         member_id = request.member_id or str(uuid.uuid4())
         member, replaced_id = self._member(group, request, member_id, records)
@@ -235,8 +241,10 @@ class ConsumerGroupProtocol:
             records.append(rec.current_assignment_record(group.group_id, reconciled))
         return reconciled
 
-    def _group(self, group_id: str, create: bool, records: list[CoordinatorRecord]) -> ConsumerGroup:
-        """Kafka's ``getOrMaybeCreateConsumerGroup``."""
+    def _group(self, group_id: str, create: bool, records: list[CoordinatorRecord],
+               upgraded: list[ClassicGroup]) -> ConsumerGroup:
+        """Kafka's ``getOrMaybeCreateConsumerGroup``: a classic group converted is added to
+        ``upgraded``."""
         group = self._groups.get(group_id)
         if group is not None:
             return group
@@ -244,6 +252,9 @@ class ConsumerGroupProtocol:
         if classic is None and not create:
             raise GroupError(Errors.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
         if classic is not None:
+            if create and not classic.is_in(GroupState.EMPTY) and self.conversions is not None:
+                upgraded.append(classic)
+                return self.conversions.to_consumer_group(classic, records)
             if not (create and classic.is_in(GroupState.EMPTY)):
                 raise GroupError(Errors.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
             # An empty classic group (or one that only stores offsets) gives way: its metadata is
@@ -407,14 +418,21 @@ class ConsumerGroupProtocol:
             )
             log.info("[GroupId %s] Static member %s with instance id %s temporarily left the consumer group.",
                      group.group_id, member.member_id, request.instance_id)
-            return [rec.current_assignment_record(group.group_id, left)], ConsumerGroupHeartbeatResult(
+            records = [rec.current_assignment_record(group.group_id, left)]
+            self._shard.replay_now(records)
+            return records, ConsumerGroupHeartbeatResult(
                 member_id=member.member_id, member_epoch=LEAVE_GROUP_STATIC_MEMBER_EPOCH)
         return self.fence_members(group, [member]), ConsumerGroupHeartbeatResult(
             member_id=request.member_id, member_epoch=request.member_epoch)
 
     def fence_members(self, group: ConsumerGroup, members: Sequence[ConsumerGroupMember]) -> list[CoordinatorRecord]:
-        """The records removing ``members`` and bumping the group epoch (Kafka's
-        ``consumerGroupFenceMembers``); their timers are cancelled."""
+        """Remove ``members`` and bump the group epoch (Kafka's ``consumerGroupFenceMembers``):
+        their timers are cancelled and the records returned are already applied to memory.
+        If only classic members remain, the group is converted to a classic group instead."""
+        if self.conversions is not None:
+            converted = self.conversions.maybe_downgrade(group, members)
+            if converted is not None:
+                return converted
         group_id = group.group_id
         records: list[CoordinatorRecord] = []
         for member in members:
@@ -428,6 +446,7 @@ class ConsumerGroupProtocol:
         names = group.subscribed_topic_names_after(removed=members)
         records.append(rec.group_epoch_record(group_id, group.group_epoch + 1,
                                               compute_metadata_hash(names, self.topics)))
+        self._shard.replay_now(records)
         return records
 
     # --- timers -----------------------------------------------------------------------------
@@ -480,7 +499,7 @@ class ConsumerGroupProtocol:
         """Fence ``member`` from a timer: its records written (no one waits for them)."""
         if not self._shard.is_group_local(group.group_id):
             return
-        result = self._written(group.group_id, self.fence_members(group, [member]), ConsumerGroupHeartbeatResult())
+        result = _result(self.fence_members(group, [member]), ConsumerGroupHeartbeatResult())
         self._writes.schedule_write(self._shard.partition_for(group.group_id), result, _ignore)
 
     def _cancel_timers(self, group_id: str, member_id: str) -> None:
@@ -528,6 +547,12 @@ class ConsumerGroupProtocol:
 
 def _ignore(result: object) -> None:
     return None
+
+
+def _result(records: list[CoordinatorRecord],
+            response: ConsumerGroupHeartbeatResult) -> CoordinatorResult[ConsumerGroupHeartbeatResult]:
+    """The write of records already applied to memory."""
+    return CoordinatorResult(records, response, error_response=heartbeat_append_error, replay_records=False)
 
 
 def _updated_member(member: ConsumerGroupMember, request: ConsumerGroupHeartbeat) -> ConsumerGroupMember:
