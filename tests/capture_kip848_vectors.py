@@ -38,6 +38,8 @@ HASHED = {"hash-orders": ["orders"], "hash-orders-payments": ["orders", "payment
 SEQUENCE_GROUP = "sequence"
 QUIET_S = 3.0
 """A group's records have settled once none came for this long (six heartbeat intervals)."""
+SETTLE_LIMIT_S = 60.0
+"""The longest a capture waits for a group's records to settle."""
 
 
 def topic_ids(bootstrap: str) -> dict[str, str]:
@@ -72,13 +74,15 @@ def group_records(logs: Path, group: str) -> list[codec.OffsetsRecord]:
 def settled(logs: Path, group: str) -> list[codec.OffsetsRecord]:
     """The group's records once no new one has come for :data:`QUIET_S`."""
     seen, since = -1, time.monotonic()
-    while True:
+    deadline = since + SETTLE_LIMIT_S
+    while time.monotonic() < deadline:
         records = group_records(logs, group)
         if len(records) != seen:
             seen, since = len(records), time.monotonic()
         elif time.monotonic() - since > QUIET_S:
             return records
         time.sleep(0.2)
+    raise TimeoutError(f"the records of group {group} kept coming for {SETTLE_LIMIT_S} s")
 
 
 def describe(record: codec.OffsetsRecord, roles: dict[str, str], names_by_id: dict[str, str]) -> dict[str, Any]:
